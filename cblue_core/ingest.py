@@ -1,0 +1,148 @@
+"""File or folder -> validated records -> workspace. Shared by the CLI, the app and the bootstrap."""
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from .io.errors import FileRefused
+from .io.resources import read_ctc_categories, read_icd10, read_schemas, resource_kind
+from .io.validate import ValidationReport, validate
+from .store.workspace import IngestResult, Workspace, prepare
+from .tasks import infer_task
+
+# Files in a CBLUE folder that are documentation or derived views, not datasets.
+SKIP_NAMES = ("readme", "dev_structured", "results.json", "test_predictions", ".pred.")
+
+
+@dataclass
+class IngestOutcome:
+    path: str
+    kind: str                      # "dataset", "resource" or "skipped"
+    ok: bool
+    message: str
+    report: ValidationReport | None = None
+    result: IngestResult | None = None
+
+
+def _read_resource(path: Path, data: bytes | None = None):
+    kind = resource_kind(path)
+    reader = {"icd10": read_icd10, "ctc_categories": read_ctc_categories,
+              "cmeie_schemas": read_schemas}[kind]
+    rows = reader(data if data is not None else path, str(path))
+    sha = hashlib.sha256(data if data is not None else path.read_bytes()).hexdigest()
+    return kind, sha, rows
+
+
+def prepare_file(path: str | Path, task: str | None = None, split: str | None = None,
+                 strict: bool = False, data: bytes | None = None):
+    """Everything short of the database: validation, then Arrow tables (or resource rows).
+
+    Pure and picklable, so that a folder's files are prepared in parallel processes.
+    """
+    path = Path(path)
+    if resource_kind(path):
+        try:
+            return ("resource", path, _read_resource(path, data))
+        except FileRefused as refused:
+            return ("refused-resource", path, str(refused))
+    loaded = validate(data if data is not None else path, task, name=str(path), split=split, strict=strict)
+    rep = loaded.report
+    if not rep.ok:
+        return ("refused", path, rep)
+    split = split or rep.split or _declared_split(rep.task, path) or "dev"
+    return ("dataset", path, (prepare(loaded), split))
+
+
+def store_prepared(ws: Workspace, prepared) -> IngestOutcome:
+    kind, path, payload = prepared
+    if kind == "resource":
+        rkind, sha, rows = payload
+        res = ws.ingest_resource(rkind, path.name, sha, rows)
+        return IngestOutcome(str(path), "resource", True, res.message, result=res)
+    if kind == "refused-resource":
+        return IngestOutcome(str(path), "resource", False, payload)
+    if kind == "refused":
+        rep = payload
+        more = f" (+{len(rep.errors) - 1} more)" if len(rep.errors) > 1 else ""
+        return IngestOutcome(str(path), "dataset", False, f"refused: {rep.errors[0]}{more}", report=rep)
+    ready, split = payload
+    res = ws.ingest(ready, split=split)
+    return IngestOutcome(str(path), "dataset", True, res.message, report=ready.report, result=res)
+
+
+def ingest_file(ws: Workspace, path: str | Path, task: str | None = None, split: str | None = None,
+                strict: bool = False, data: bytes | None = None) -> IngestOutcome:
+    """Validate and store one file (dataset or reference list). ``data`` overrides reading ``path``."""
+    return store_prepared(ws, prepare_file(path, task, split, strict, data))
+
+
+def dataset_files(folder: Path) -> list[Path]:
+    """Files of a folder tree that look like datasets or reference lists."""
+    out = []
+    for p in sorted(folder.rglob("*")):
+        if not p.is_file():
+            continue
+        low = p.name.lower()
+        if any(s in low for s in SKIP_NAMES) or low.startswith("example_"):
+            continue
+        if resource_kind(p) or (p.suffix.lower() in (".json", ".jsonl", ".tsv") and infer_task(p)):
+            out.append(p)
+    return out
+
+
+def ingest_paths(ws: Workspace, paths: list[str | Path], task: str | None = None,
+                 split: str | None = None, strict: bool = False,
+                 workers: int | None = None) -> list[IngestOutcome]:
+    """Ingest files and folders. Files are validated in parallel processes when there are
+    several; the database writes stay in this process, one transaction per file."""
+    files: list[Path] = []
+    outcomes: list[IngestOutcome] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = dataset_files(p)
+            if not found:
+                outcomes.append(IngestOutcome(str(p), "skipped", False, "no dataset files found in this folder"))
+            files.extend(found)
+        else:
+            files.append(p)
+    workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+    if workers > 1 and len(files) > 2:
+        ctx = multiprocessing.get_context("spawn")
+        # Largest files first, so that the two processes finish together.
+        order = sorted(files, key=lambda f: -f.stat().st_size if f.exists() else 0)
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            futures = {f: pool.submit(prepare_file, f, task, split, strict) for f in order}
+            for f in files:
+                outcomes.append(store_prepared(ws, futures[f].result()))
+    else:
+        for f in files:
+            outcomes.append(ingest_file(ws, f, task, split, strict))
+    return outcomes
+
+
+def bootstrap_sample_data(ws: Workspace, sample_dir: str | Path) -> list[IngestOutcome]:
+    """Fill an empty workspace with the project's sample data (the embedded default)."""
+    if ws.datasets():
+        return []
+    sample_dir = Path(sample_dir)
+    outcomes = ingest_paths(ws, [sample_dir])
+    # PromptCBLUE files have generic names (dev.json): ingest them with their task.
+    for f in sorted((sample_dir / "promptcblue").glob("*.json")):
+        if "prediction" not in f.name:
+            outcomes.append(ingest_file(ws, f, "PromptCBLUE", split=f.stem))
+    return outcomes
+
+
+def _declared_split(task_name: str, path: Path) -> str | None:
+    from .tasks import REGISTRY
+    task = REGISTRY.get(task_name)
+    if task:
+        for split, fname in task.files.items():
+            if fname == path.name:
+                return split
+    return None

@@ -1,0 +1,161 @@
+"""Raw record loading: bytes -> list of JSON records, with the container detected from content.
+
+CBLUE ships JSON arrays, JSON lines under a ``.json`` name (CMeIE), dialogue files that are one
+JSON object keyed by dialogue id (IMCS-V2) and TSV (KUAKE-IR). Files are UTF-8, with or
+without a byte-order mark; anything else is refused with the position of the first bad byte.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import Defect, FileRefused
+
+
+@dataclass
+class RawFile:
+    """Records as parsed from one file, before any task-specific decoding."""
+
+    name: str
+    container: str                  # "array", "lines", "object" or "tsv"
+    records: list[Any]
+    lines: list[int]                # 1-based line where each record starts
+    sha256: str = ""
+
+
+def decode_text(data: bytes, name: str) -> str:
+    if not data.strip():
+        raise FileRefused([Defect(name, "the file is empty", code="empty",
+                                  expected="at least one record")])
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise FileRefused([Defect(
+            name, f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded",
+            line=line, code="encoding",
+            expected="UTF-8 text (convert GBK/GB18030 files with iconv -f GB18030 -t UTF-8)")]) from None
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def parse_json_container(text: str, name: str) -> RawFile:
+    """Detect and parse a JSON array, a JSON object or JSON lines from the content."""
+    stripped = text.lstrip()
+    head = stripped[:1]
+    if head in "[{":
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as whole_err:
+            if head == "{":
+                return _parse_lines(text, name)  # many objects, one per line
+            raise _json_refusal(name, whole_err) from None
+        offset = len(text) - len(stripped)
+        if isinstance(value, list):
+            return RawFile(name, "array", value, _array_lines(text, value, offset))
+        if isinstance(value, dict):
+            # One object: either a single JSON-lines record or a {key: record} mapping.
+            if value and all(isinstance(v, dict) for v in value.values()) and not _looks_like_record(value):
+                keys = list(value)
+                return RawFile(name, "object", [{"__key__": k, **value[k]} for k in keys],
+                               [1] * len(keys))
+            return RawFile(name, "lines", [value], [_line_of(text, offset)])
+    raise FileRefused([Defect(name, "not JSON: the content starts with "
+                              f"{stripped[:20]!r}", line=_line_of(text, len(text) - len(stripped)),
+                              code="syntax", expected="a JSON array, JSON lines or a JSON object")])
+
+
+def _looks_like_record(value: dict) -> bool:
+    return any(k in value for k in ("text", "id", "input", "sample_id", "query", "dialog_id"))
+
+
+def _parse_lines(text: str, name: str) -> RawFile:
+    records, lines = [], []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            raise FileRefused([Defect(
+                name, f"invalid JSON on this line: {err.msg} at column {err.colno}",
+                line=lineno, record=len(records), code="syntax",
+                expected="one complete JSON object per line")]) from None
+        lines.append(lineno)
+    return RawFile(name, "lines", records, lines)
+
+
+def _json_refusal(name: str, err: json.JSONDecodeError) -> FileRefused:
+    truncated = err.pos >= len(err.doc.rstrip()) - 1
+    msg = ("truncated JSON: the file ends before the array is closed" if truncated
+           else f"invalid JSON: {err.msg} at column {err.colno}")
+    return FileRefused([Defect(name, msg, line=err.lineno, code="syntax",
+                               expected="a complete JSON array or one JSON object per line")])
+
+
+def _array_lines(text: str, value: list, offset: int) -> list[int]:
+    """Approximate start line of each array element (exact for one-object-per-line layouts)."""
+    if not value:
+        return []
+    lines = []
+    decoder = json.JSONDecoder()
+    pos = text.index("[", offset) + 1
+    n = len(text)
+    for _ in value:
+        while pos < n and text[pos] in " \t\r\n,":
+            pos += 1
+        lines.append(_line_of(text, pos) if not lines else lines[-1] + text.count("\n", last, pos))
+        last = pos
+        try:
+            _, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            break
+        pos = end
+    while len(lines) < len(value):
+        lines.append(lines[-1] if lines else 1)
+    return lines
+
+
+def parse_tsv(text: str, name: str, min_columns: int = 2) -> RawFile:
+    records, lines = [], []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if len(cols) < min_columns:
+            raise FileRefused([Defect(name, f"{len(cols)} tab-separated column(s)", line=lineno,
+                                      record=len(records), code="syntax",
+                                      expected=f"at least {min_columns} columns")])
+        records.append(cols)
+        lines.append(lineno)
+    return RawFile(name, "tsv", records, lines)
+
+
+def read_raw(source: str | Path | bytes, name: str | None = None, container: str = "json") -> RawFile:
+    """Read a file (path or bytes) into raw records; ``name`` labels messages for bytes input."""
+    import hashlib
+
+    if isinstance(source, (bytes, bytearray)):
+        data, label = bytes(source), name or "<upload>"
+    else:
+        path = Path(source)
+        label = name or str(path)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise FileRefused([Defect(label, "no such file", code="missing")]) from None
+        except IsADirectoryError:
+            raise FileRefused([Defect(label, "is a folder, not a file", code="missing")]) from None
+    text = decode_text(data, label)
+    raw = parse_tsv(text, label) if container == "tsv" else parse_json_container(text, label)
+    if not raw.records:
+        raise FileRefused([Defect(label, "the file holds no records", code="empty",
+                                  expected="at least one record")])
+    raw.sha256 = hashlib.sha256(data).hexdigest()
+    return raw

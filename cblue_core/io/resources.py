@@ -1,0 +1,93 @@
+"""Reference lists that come with the CBLUE tasks: the ICD-10 Beijing v601 term list (CHIP-CDN),
+CHIP-CTC's category.xlsx and CMeIE's 53 schemas."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import Defect, FileRefused
+from .jsonfile import read_raw
+from .xlsx import read_first_sheet
+
+
+@dataclass(frozen=True)
+class IcdTerm:
+    code: str
+    term: str
+
+
+@dataclass(frozen=True)
+class Category:
+    label: str
+    zh: str
+    group: str
+
+
+@dataclass(frozen=True)
+class Schema:
+    subject_type: str
+    predicate: str
+    object_type: str
+
+
+RESOURCE_KINDS = ("icd10", "ctc_categories", "cmeie_schemas")
+
+
+def resource_kind(path: str | Path) -> str | None:
+    """Which reference list a file name points to, if any."""
+    name = Path(path).name.lower()
+    if name.endswith(".xlsx") and ("icd" in name or "国际疾病分类" in name):
+        return "icd10"
+    if name.endswith(".xlsx") and "category" in name:
+        return "ctc_categories"
+    if "schema" in name and name.endswith((".json", ".jsonl")):
+        return "cmeie_schemas"
+    return None
+
+
+def read_icd10(source: str | Path | bytes, name: str | None = None) -> list[IcdTerm]:
+    """Column 1 = code, column 2 = standard term, no header (as in the official file)."""
+    label = name or str(source)
+    rows = read_first_sheet(source, label)
+    out = []
+    for i, row in enumerate(rows):
+        code = row[0] if row else None
+        term = row[1] if len(row) > 1 else None
+        if not isinstance(term, str) or not term.strip():
+            raise FileRefused([Defect(label, "no term in the second column", record=i, line=i + 1,
+                                      field="column 2", expected="a standard ICD-10 term")])
+        out.append(IcdTerm(str(code) if code is not None else "", term.strip()))
+    return out
+
+
+def read_ctc_categories(source: str | Path | bytes, name: str | None = None) -> list[Category]:
+    label = name or str(source)
+    rows = read_first_sheet(source, label)
+    if not rows or "Label Name" not in rows[0]:
+        raise FileRefused([Defect(label, "no 'Label Name' column in the header row", line=1,
+                                  field="Label Name", expected="a header with 'Label Name'")])
+    header = [str(h) if h is not None else "" for h in rows[0]]
+    col = header.index("Label Name")
+    zh_col = header.index("Chinese Label Name") if "Chinese Label Name" in header else None
+    grp_col = header.index("Topic Group") if "Topic Group" in header else None
+    out, group = [], ""
+    for row in rows[1:]:
+        if col >= len(row) or not row[col]:
+            continue
+        if grp_col is not None and grp_col < len(row) and row[grp_col]:
+            group = str(row[grp_col])
+        zh = str(row[zh_col]) if zh_col is not None and zh_col < len(row) and row[zh_col] else ""
+        out.append(Category(str(row[col]).strip(), zh.strip(), group))
+    return out
+
+
+def read_schemas(source: str | Path | bytes, name: str | None = None) -> list[Schema]:
+    raw = read_raw(source, name)
+    out = []
+    for i, rec in enumerate(raw.records):
+        try:
+            out.append(Schema(rec["subject_type"], rec["predicate"], rec["object_type"]))
+        except (KeyError, TypeError):
+            raise FileRefused([Defect(raw.name, "not a schema record", record=i, line=raw.lines[i],
+                                      expected='{"subject_type", "predicate", "object_type"}')]) from None
+    return out

@@ -1,0 +1,209 @@
+"""Read and validate one dataset file: raw records -> offset convention -> typed examples + report.
+
+Structural problems (not JSON, wrong encoding, wrong types, missing fields, inconsistent
+offsets) refuse the file. Annotation-level defects in an otherwise sound file (a reversed span,
+a mention that is not the text slice, an unknown label such as KUAKE-QQR's ``NA``, duplicated
+keys) are listed as warnings and the record is kept as read; ``strict`` refuses the file instead.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..records import Example, nesting_depth
+from ..tasks import REGISTRY, TaskSpec, get_task, infer_split, infer_task
+from .codecs import DecodeContext, RecordError, codec_for
+from .errors import Defect, FileRefused
+from .jsonfile import RawFile, read_raw
+from .offsets import INCLUSIVE, NONE, detect_convention
+
+MAX_DEFECTS = 200  # per kind, so a broken 60k-record file still gives a readable report
+
+
+@dataclass
+class ValidationReport:
+    file: str
+    task: str
+    split: str | None
+    container: str = ""
+    records: int = 0
+    annotations: int = 0
+    offset_convention: str = NONE
+    label_distribution: dict[str, int] = field(default_factory=dict)
+    max_nesting_depth: int = 0
+    warnings: list[Defect] = field(default_factory=list)
+    errors: list[Defect] = field(default_factory=list)
+    sha256: str = ""
+    strict: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file, "task": self.task, "split": self.split, "container": self.container,
+            "records": self.records, "annotations": self.annotations,
+            "offset_convention": self.offset_convention,
+            "label_distribution": self.label_distribution,
+            "max_nesting_depth": self.max_nesting_depth,
+            "warnings": [str(d) for d in self.warnings],
+            "errors": [str(d) for d in self.errors],
+            "refused": not self.ok, "sha256": self.sha256,
+        }
+
+    def summary(self) -> str:
+        status = "REFUSED" if not self.ok else "ok"
+        return (f"{self.file}: {status}; task {self.task}, split {self.split or '?'}, "
+                f"{self.records} records, {self.annotations} annotations, "
+                f"offsets {self.offset_convention}, {len(self.warnings)} warning(s), "
+                f"{len(self.errors)} error(s)")
+
+
+@dataclass
+class LoadedDataset:
+    report: ValidationReport
+    examples: list[Example]
+
+    @property
+    def task(self) -> TaskSpec:
+        return get_task(self.report.task)
+
+
+def _guess_task_from_content(raw: RawFile) -> TaskSpec | None:
+    first = raw.records[0] if raw.records else None
+    if isinstance(first, dict):
+        if "task_dataset" in first and "input" in first:
+            return REGISTRY["PromptCBLUE"]
+        if "scenario" in first and ("options" in first or "reference" in first):
+            return REGISTRY["CliMedBench"]
+        if "spo_list" in first:
+            return REGISTRY["CMeIE"]
+        if "entities" in first:
+            return REGISTRY["CMeEE"]
+        if "normalized_result" in first:
+            return REGISTRY["CHIP-CDN"]
+        if "event" in first:
+            return REGISTRY["CHIP-CDEE"]
+        if "dialogue" in first:
+            return REGISTRY["IMCS-V2-NER"]
+    return None
+
+
+def resolve_task(path: str | Path, task: str | TaskSpec | None) -> TaskSpec | None:
+    if isinstance(task, TaskSpec):
+        return task
+    if task:
+        return get_task(task)
+    return infer_task(path)
+
+
+def validate(source: str | Path | bytes, task: str | TaskSpec | None = None, *,
+             name: str | None = None, split: str | None = None, strict: bool = False
+             ) -> LoadedDataset:
+    """Validate a dataset file; never raises for problems in the file (they are in the report)."""
+    label = name or (str(source) if not isinstance(source, (bytes, bytearray)) else "<upload>")
+    spec = resolve_task(label, task)
+    split = split or infer_split(label)
+    report = ValidationReport(label, spec.name if spec else "?", split, strict=strict)
+    try:
+        raw = read_raw(source, label, spec.container if spec else "json")
+    except FileRefused as refused:
+        report.errors.extend(refused.defects)
+        return LoadedDataset(report, [])
+    if spec is None:
+        spec = _guess_task_from_content(raw)
+        if spec is None:
+            report.errors.append(Defect(label, "cannot tell the task from the file name or content",
+                                        code="task", expected="a CBLUE file name or --task NAME"))
+            return LoadedDataset(report, [])
+        report.task = spec.name
+    report.container, report.records, report.sha256 = raw.container, len(raw.records), raw.sha256
+    return _decode_all(raw, spec, report)
+
+
+def _decode_all(raw: RawFile, spec: TaskSpec, report: ValidationReport) -> LoadedDataset:
+    codec = codec_for(spec)
+    items = [it for i, rec in enumerate(raw.records) for it in codec.offset_items(rec, i, spec)]
+    conv = detect_convention(items, default=INCLUSIVE)
+    report.offset_convention = conv.convention if items else NONE
+    if conv.convention == "mixed":
+        minority = conv.first_exclusive if conv.exclusive <= conv.inclusive else conv.first_inclusive
+        other = "exclusive" if minority is conv.first_exclusive else "inclusive"
+        for it in minority:
+            report.errors.append(Defect(
+                raw.name, f"inconsistent offsets: {it.field} [{it.start}, {it.end}] fits only an "
+                f"{other} end ({it.mention!r}) while {max(conv.inclusive, conv.exclusive)} "
+                f"mentions fit the other convention", record=it.record, line=raw.lines[it.record],
+                field=it.field, code="offsets", expected="one offset convention for the whole file"))
+        return LoadedDataset(report, [])
+    if conv.convention == "unknown":
+        for it in conv.first_neither:
+            report.errors.append(Defect(
+                raw.name, f"offsets fit neither convention: text slice [{it.start}, {it.end}] "
+                f"is not {it.mention!r}", record=it.record, line=raw.lines[it.record],
+                field=it.field, code="offsets",
+                expected="end_idx inclusive (text[s:e+1]) or exclusive (text[s:e])"))
+        return LoadedDataset(report, [])
+
+    ctx = DecodeContext(raw.name, spec, conv.convention if conv.convention != NONE else INCLUSIVE)
+    examples: list[Example] = []
+    labels: Counter[str] = Counter()
+    keys: dict[str, int] = {}
+    for i, rec in enumerate(raw.records):
+        ctx.record, ctx.line = i, raw.lines[i]
+        try:
+            ex = codec.decode(rec, i, ctx)
+        except RecordError as err:
+            if len(report.errors) < MAX_DEFECTS:
+                report.errors.append(Defect(raw.name, err.message, record=i, line=raw.lines[i],
+                                            field=err.field, expected=err.expected, code="structure"))
+            continue
+        examples.append(ex)
+        _count_labels(ex, labels)
+        report.annotations += ex.annotation_count
+        depth = max([nesting_depth(ex.spans)] + [nesting_depth(t.spans) for t in ex.turns])
+        report.max_nesting_depth = max(report.max_nesting_depth, depth)
+        if ex.key in keys and spec.key_field:
+            ctx.warn(f"duplicate {spec.key_field} {ex.key[:40]!r} (first at record {keys[ex.key]})",
+                     field=spec.key_field, code="duplicate_key")
+        else:
+            keys[ex.key] = i
+    report.warnings = ctx.warnings[:MAX_DEFECTS] + (
+        [Defect(raw.name, f"... and {len(ctx.warnings) - MAX_DEFECTS} more warnings")]
+        if len(ctx.warnings) > MAX_DEFECTS else [])
+    report.label_distribution = dict(labels.most_common())
+    if report.strict and ctx.warnings:
+        report.errors.append(Defect(raw.name, f"--strict: {len(ctx.warnings)} annotation defect(s), "
+                                    f"first: {ctx.warnings[0]}", code="strict"))
+    if report.errors:
+        return LoadedDataset(report, [])
+    return LoadedDataset(report, examples)
+
+
+def _count_labels(ex: Example, labels: Counter) -> None:
+    if ex.label not in (None, ""):
+        labels[ex.label] += 1
+    for s in ex.spans:
+        labels[s.type] += 1
+    for t in ex.triples:
+        labels[t.predicate] += 1
+    for ev in ex.events:
+        labels[ev.tendency or "(present)"] += 1
+    for turn in ex.turns:
+        for s in turn.spans:
+            labels[s.type] += 1
+        if turn.act:
+            labels[turn.act] += 1
+    for term in ex.terms:
+        labels[term] += 0  # terms are too many to count as labels; keep the key for search
+
+
+def load(source: str | Path | bytes, task: str | TaskSpec | None = None, **kw) -> LoadedDataset:
+    """Like :func:`validate`, but raises :class:`FileRefused` when the file is refused."""
+    ds = validate(source, task, **kw)
+    if not ds.report.ok:
+        raise FileRefused(ds.report.errors)
+    return ds

@@ -1,0 +1,131 @@
+"""The workspace schema. Every table and column the product stores is declared here."""
+
+SCHEMA_VERSION = 1
+
+DDL = """
+CREATE SEQUENCE IF NOT EXISTS dataset_ids START 1;
+CREATE SEQUENCE IF NOT EXISTS run_ids START 1;
+
+CREATE TABLE IF NOT EXISTS meta (
+    key VARCHAR PRIMARY KEY,
+    value VARCHAR
+);
+
+-- One row per ingested file (a task split). sha256 detects re-ingesting the same content.
+CREATE TABLE IF NOT EXISTS datasets (
+    dataset_id INTEGER PRIMARY KEY DEFAULT nextval('dataset_ids'),
+    task VARCHAR NOT NULL,
+    split VARCHAR NOT NULL,
+    name VARCHAR NOT NULL,
+    source VARCHAR,
+    sha256 VARCHAR NOT NULL,
+    container VARCHAR,
+    offset_convention VARCHAR,
+    records INTEGER,
+    annotations INTEGER,
+    report JSON,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    UNIQUE (task, split, sha256)
+);
+
+-- One row per record. `raw` is the record exactly as read (JSON text): an export of untouched
+-- records writes it back, and the typed Example is decoded from it by the task's codec.
+-- No primary key: DuckDB's zone maps serve the (dataset_id, idx) lookups, and an ART index
+-- would double the ingest time of a 60k-record file.
+CREATE TABLE IF NOT EXISTS examples (
+    dataset_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    key VARCHAR,
+    text VARCHAR,
+    text2 VARCHAR,
+    label VARCHAR,
+    target VARCHAR,
+    sub_task VARCHAR,
+    types VARCHAR[],
+    n_spans INTEGER,
+    n_triples INTEGER,
+    n_terms INTEGER,
+    n_events INTEGER,
+    n_turns INTEGER,
+    nesting_depth INTEGER,
+    text_length INTEGER,
+    raw VARCHAR
+);
+
+-- Gold annotations as rows, for SQL filters, statistics and (later) versioned edits.
+-- version 0 is the file as ingested; annotation events add later versions.
+CREATE TABLE IF NOT EXISTS gold_spans (
+    dataset_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    turn INTEGER NOT NULL,          -- -1 when the span is on the example text itself
+    start_pos INTEGER NOT NULL,     -- half-open [start_pos, end_pos)
+    end_pos INTEGER NOT NULL,
+    type VARCHAR NOT NULL,
+    mention VARCHAR,
+    version INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE IF NOT EXISTS gold_triples (
+    dataset_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    subject VARCHAR,
+    predicate VARCHAR,
+    object VARCHAR,
+    subject_type VARCHAR,
+    object_type VARCHAR,
+    combined BOOLEAN,
+    version INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE IF NOT EXISTS gold_terms (
+    dataset_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    term VARCHAR NOT NULL,
+    version INTEGER NOT NULL DEFAULT 0
+);
+
+-- Reference lists: ICD-10 terms (CHIP-CDN), CTC categories, CMeIE schemas.
+CREATE TABLE IF NOT EXISTS resources (
+    kind VARCHAR NOT NULL,
+    name VARCHAR NOT NULL,
+    sha256 VARCHAR NOT NULL,
+    rows INTEGER,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    PRIMARY KEY (kind, sha256)
+);
+CREATE TABLE IF NOT EXISTS icd_terms (code VARCHAR, term VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS ctc_categories (label VARCHAR, zh VARCHAR, topic_group VARCHAR);
+CREATE TABLE IF NOT EXISTS cmeie_schemas (subject_type VARCHAR, predicate VARCHAR, object_type VARCHAR);
+
+-- Runs and predictions (filled by imports and model runs).
+CREATE TABLE IF NOT EXISTS runs (
+    run_id INTEGER PRIMARY KEY DEFAULT nextval('run_ids'),
+    dataset_id INTEGER NOT NULL,
+    name VARCHAR NOT NULL,
+    source VARCHAR,                 -- 'import' or 'model'
+    model VARCHAR,
+    params JSON,
+    device VARCHAR,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    metrics JSON
+);
+
+CREATE TABLE IF NOT EXISTS predictions (
+    run_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    raw VARCHAR                     -- the predicted record (or raw generation) as imported
+);
+
+-- Saved slices: a name and a SQL predicate over the examples view.
+CREATE TABLE IF NOT EXISTS slices (
+    name VARCHAR PRIMARY KEY,
+    task VARCHAR,
+    predicate VARCHAR NOT NULL,
+    created_at TIMESTAMP DEFAULT current_timestamp
+);
+"""
+
+# The columns a user's SQL predicate may use on the Datasets page.
+EXAMPLE_COLUMNS = ("idx", "key", "text", "text2", "label", "target", "sub_task", "types",
+                   "n_spans", "n_triples", "n_terms", "n_events", "n_turns", "nesting_depth",
+                   "text_length")

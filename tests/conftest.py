@@ -1,0 +1,49 @@
+"""Shared fixtures: where the real benchmark files live, and the project's sample data."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_DATA = ROOT / "sample_data"
+
+
+def shared_root() -> Path | None:
+    """The read-only ``shared`` folder (real CBLUE and PromptCBLUE files), if present.
+
+    ``CBLUE_SHARED`` overrides the default ``../shared`` beside the project.
+    """
+    env = os.environ.get("CBLUE_SHARED")
+    path = Path(env) if env else ROOT.parent / "shared"
+    return path if path.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    path = shared_root()
+    if path is None:
+        pytest.skip("real benchmark files absent: set CBLUE_SHARED or place them at ../shared")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cblue_dir(shared_dir: Path) -> Path:
+    path = shared_dir / "cblue"
+    if not path.is_dir():
+        pytest.skip(f"no CBLUE folder at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def promptcblue_dir(shared_dir: Path) -> Path:
+    path = shared_dir / "promptcblue"
+    if not path.is_dir():
+        pytest.skip(f"no PromptCBLUE folder at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def sample_data() -> Path:
+    return SAMPLE_DATA
