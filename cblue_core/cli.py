@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from .io.resources import read_ctc_categories, read_icd10, read_schemas, resource_kind
+from .io.resources import READERS, resource_kind
 from .io.errors import FileRefused
 from .io.validate import validate
 from .io.writers import write_dataset
@@ -22,7 +22,7 @@ def cmd_validate(args) -> int:
     path = Path(args.path)
     kind = resource_kind(path)
     if kind:
-        reader = {"icd10": read_icd10, "ctc_categories": read_ctc_categories, "cmeie_schemas": read_schemas}[kind]
+        reader = READERS[kind]
         try:
             rows = reader(path)
         except FileRefused as refused:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .io.errors import FileRefused
-from .io.resources import read_ctc_categories, read_icd10, read_schemas, resource_kind
+from .io.resources import READERS, resource_kind
 from .io.validate import ValidationReport, validate
 from .store.workspace import IngestResult, Workspace, prepare
 from .tasks import infer_task
@@ -30,9 +30,7 @@ class IngestOutcome:
 
 def _read_resource(path: Path, data: bytes | None = None):
     kind = resource_kind(path)
-    reader = {"icd10": read_icd10, "ctc_categories": read_ctc_categories,
-              "cmeie_schemas": read_schemas}[kind]
-    rows = reader(data if data is not None else path, str(path))
+    rows = READERS[kind](data if data is not None else path, str(path))
     sha = hashlib.sha256(data if data is not None else path.read_bytes()).hexdigest()
     return kind, sha, rows
 

@@ -92,8 +92,8 @@ def _parse_lines(text: str, name: str) -> RawFile:
 
 
 def _json_refusal(name: str, err: json.JSONDecodeError) -> FileRefused:
-    truncated = err.pos >= len(err.doc.rstrip()) - 1
-    msg = ("truncated JSON: the file ends before the array is closed" if truncated
+    truncated = err.pos >= len(err.doc.rstrip()) - 1 or not err.doc.rstrip().endswith(("]", "}"))
+    msg = (f"truncated JSON: the file ends before the array is closed ({err.msg})" if truncated
            else f"invalid JSON: {err.msg} at column {err.colno}")
     return FileRefused([Defect(name, msg, line=err.lineno, code="syntax",
                                expected="a complete JSON array or one JSON object per line")])

@@ -45,9 +45,9 @@ def fits(item: OffsetItem) -> str | None:
     s, e, text, m = item.start, item.end, item.text, item.mention
     if s < 0 or e < s or not m:
         return None
-    if text[s:e + 1] == m:
+    if e < len(text) and text[s:e + 1] == m:
         return INCLUSIVE
-    if text[s:e] == m:
+    if e <= len(text) and text[s:e] == m:
         return EXCLUSIVE
     return None
 

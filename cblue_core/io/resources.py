@@ -30,7 +30,14 @@ class Schema:
     object_type: str
 
 
-RESOURCE_KINDS = ("icd10", "ctc_categories", "cmeie_schemas")
+@dataclass(frozen=True)
+class SurgeryTerm:
+    mention: str
+    code: str
+    term: str
+
+
+RESOURCE_KINDS = ("icd10", "ctc_categories", "cmeie_schemas", "surgery_terms")
 
 
 def resource_kind(path: str | Path) -> str | None:
@@ -42,6 +49,8 @@ def resource_kind(path: str | Path) -> str | None:
         return "ctc_categories"
     if "schema" in name and name.endswith((".json", ".jsonl")):
         return "cmeie_schemas"
+    if name.endswith(".tsv") and ("手术" in name or "surgery" in name):
+        return "surgery_terms"
     return None
 
 
@@ -91,3 +100,19 @@ def read_schemas(source: str | Path | bytes, name: str | None = None) -> list[Sc
             raise FileRefused([Defect(raw.name, "not a schema record", record=i, line=raw.lines[i],
                                       expected='{"subject_type", "predicate", "object_type"}')]) from None
     return out
+
+
+def read_surgery_terms(source: str | Path | bytes, name: str | None = None) -> list[SurgeryTerm]:
+    """CBLUE 2.0 CHIP-CDN surgery list: ``mention<TAB>code<TAB>standard term`` per line."""
+    raw = read_raw(source, name, container="tsv")
+    out = []
+    for i, cols in enumerate(raw.records):
+        if len(cols) < 3:
+            raise FileRefused([Defect(raw.name, f"{len(cols)} columns", record=i, line=raw.lines[i],
+                                      expected="mention, code and standard term, tab-separated")])
+        out.append(SurgeryTerm(cols[0].strip(), cols[1].strip(), cols[2].strip()))
+    return out
+
+
+READERS = {"icd10": read_icd10, "ctc_categories": read_ctc_categories,
+           "cmeie_schemas": read_schemas, "surgery_terms": read_surgery_terms}

@@ -96,6 +96,7 @@ CREATE TABLE IF NOT EXISTS resources (
 CREATE TABLE IF NOT EXISTS icd_terms (code VARCHAR, term VARCHAR NOT NULL);
 CREATE TABLE IF NOT EXISTS ctc_categories (label VARCHAR, zh VARCHAR, topic_group VARCHAR);
 CREATE TABLE IF NOT EXISTS cmeie_schemas (subject_type VARCHAR, predicate VARCHAR, object_type VARCHAR);
+CREATE TABLE IF NOT EXISTS surgery_terms (mention VARCHAR, code VARCHAR, term VARCHAR);
 
 -- Runs and predictions (filled by imports and model runs).
 CREATE TABLE IF NOT EXISTS runs (

@@ -146,7 +146,7 @@ class Workspace:
                             f"stored {n} records of {rep.task} {split} as dataset {dataset_id}")
 
     def _append(self, table: str, columns: dict[str, list]) -> None:
-        if not next(iter(columns.values())):
+        if not columns or not next(iter(columns.values())):
             return
         arrow = pa.table(columns)  # noqa: F841  (DuckDB scans the local by name)
         self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM arrow")
@@ -251,18 +251,12 @@ class Workspace:
     def ingest_resource(self, kind: str, name: str, sha256: str, rows: list) -> IngestResult:
         if self.con.execute("SELECT 1 FROM resources WHERE kind=? AND sha256=?", [kind, sha256]).fetchone():
             return IngestResult(0, False, len(rows), f"{name} is already in the workspace")
-        table, columns = {
-            "icd10": ("icd_terms", lambda r: {"code": [x.code for x in r], "term": [x.term for x in r]}),
-            "ctc_categories": ("ctc_categories", lambda r: {"label": [x.label for x in r], "zh": [x.zh for x in r],
-                                                            "topic_group": [x.group for x in r]}),
-            "cmeie_schemas": ("cmeie_schemas", lambda r: {"subject_type": [x.subject_type for x in r],
-                                                          "predicate": [x.predicate for x in r],
-                                                          "object_type": [x.object_type for x in r]}),
-        }[kind]
+        table = RESOURCE_TABLES[kind]
+        columns = _columns_of(rows)
         with self._transaction():
             self.con.execute(f"DELETE FROM {table}")  # one current list per kind
             self.con.execute("DELETE FROM resources WHERE kind=?", [kind])
-            self._append(table, columns(rows))
+            self._append(table, columns)
             self.con.execute("INSERT INTO resources (kind, name, sha256, rows) VALUES (?,?,?,?)",
                              [kind, name, sha256, len(rows)])
         return IngestResult(0, True, len(rows), f"stored {len(rows)} rows of {kind} from {name}")
@@ -280,6 +274,17 @@ class Workspace:
     def categories(self) -> list[Category]:
         return [Category(*r) for r in self.con.execute(
             "SELECT label, zh, topic_group FROM ctc_categories").fetchall()]
+
+
+RESOURCE_TABLES = {"icd10": "icd_terms", "ctc_categories": "ctc_categories",
+                   "cmeie_schemas": "cmeie_schemas", "surgery_terms": "surgery_terms"}
+_RENAME = {"group": "topic_group"}
+
+
+def _columns_of(rows: list) -> dict[str, list]:
+    """Dataclass rows -> columns named as their table's columns."""
+    names = list(rows[0].__dataclass_fields__) if rows else []
+    return {_RENAME.get(n, n): [getattr(r, n) for r in rows] for n in names}
 
 
 @dataclass

@@ -1,0 +1,163 @@
+"""The DuckDB workspace: one transaction per file, no duplicates, filters, locking."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from cblue_core.ingest import ingest_file, ingest_paths
+from cblue_core.io.validate import load
+from cblue_core.store import workspace as wsmod
+from cblue_core.store.workspace import WorkspaceLocked, connect, prepare
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+
+RECORDS = [
+    {"text": "呼吸肌麻痹和呼吸中枢受累患者因呼吸不畅可并发肺炎、肺不张等。", "entities": [
+        {"start_idx": 0, "end_idx": 2, "type": "bod", "entity": "呼吸肌"},
+        {"start_idx": 0, "end_idx": 4, "type": "sym", "entity": "呼吸肌麻痹"},
+        {"start_idx": 22, "end_idx": 23, "type": "dis", "entity": "肺炎"}]},
+    {"text": "患者口服阿莫西林后皮疹消退。", "entities": [
+        {"start_idx": 4, "end_idx": 7, "type": "dru", "entity": "阿莫西林"},
+        {"start_idx": 9, "end_idx": 10, "type": "sym", "entity": "皮疹"}]},
+    {"text": "<img src=x onerror=alert(1)> **bold**", "entities": []},
+]
+
+
+@pytest.fixture
+def cmeee_file(tmp_path):
+    p = tmp_path / "CMeEE_dev.json"
+    p.write_text(json.dumps(RECORDS, ensure_ascii=False, indent=2), encoding="utf-8")
+    return p
+
+
+@pytest.fixture
+def ws(tmp_path):
+    w = connect(tmp_path / "ws.duckdb")
+    yield w
+    w.close()
+
+
+def table_counts(ws):
+    return {t: ws.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in ("datasets", "examples", "gold_spans", "gold_triples", "gold_terms")}
+
+
+def test_ingest_and_read_back(ws, cmeee_file):
+    out = ingest_file(ws, cmeee_file)
+    assert out.ok and out.result.created
+    info = ws.find_dataset("CMeEE", "dev")
+    assert info.records == 3 and info.annotations == 5 and info.offset_convention == "inclusive"
+    ex = ws.example(info.dataset_id, 0)
+    assert [(s.start, s.end, s.type) for s in ex.spans] == [(0, 3, "bod"), (0, 5, "sym"), (22, 24, "dis")]
+    assert ex.raw == RECORDS[0]
+    assert [e.text for e in ws.examples(info.dataset_id)] == [r["text"] for r in RECORDS]
+    stats = ws.stats(info.dataset_id)
+    assert stats.examples == 3 and stats.label_counts == {"sym": 2, "bod": 1, "dis": 1, "dru": 1}
+    assert stats.nesting_depths == {0: 1, 1: 1, 2: 1}
+
+
+def test_reingest_same_content_is_detected(ws, cmeee_file):
+    first = ingest_file(ws, cmeee_file)
+    second = ingest_file(ws, cmeee_file)
+    assert second.ok and not second.result.created
+    assert second.result.dataset_id == first.result.dataset_id
+    assert table_counts(ws)["examples"] == 3
+
+
+def test_refused_file_changes_nothing(ws, cmeee_file, tmp_path):
+    ingest_file(ws, cmeee_file)
+    before = table_counts(ws)
+    bad = tmp_path / "KUAKE-QIC_dev.json"
+    bad.write_text('[{"id": "s1", "query": "感冒", "label": "其他"}, {"id": "s2"', encoding="utf-8")
+    out = ingest_file(ws, bad)
+    assert not out.ok and "truncated" in out.message
+    assert table_counts(ws) == before
+
+
+def test_failure_inside_the_transaction_rolls_back(ws, cmeee_file, monkeypatch):
+    ingest_file(ws, cmeee_file)
+    before = table_counts(ws)
+    other = load(cmeee_file)
+    other.report.sha256 = "different-content"
+    prepared = prepare(other)
+    # Break the last insert of the transaction: the dataset row and examples already went in.
+    prepared.tables["gold_terms"] = __import__("pyarrow").table({"idx": [0], "no_such_column": ["x"]})
+    with pytest.raises(Exception):
+        ws.ingest(prepared)
+    assert table_counts(ws) == before
+
+
+def test_filters(ws, cmeee_file):
+    ingest_file(ws, cmeee_file)
+    did = ws.find_dataset("CMeEE", "dev").dataset_id
+    assert ws.query_examples(did, substring="阿莫西林").total == 1
+    assert ws.query_examples(did, regex=r"^呼吸.*肺炎").total == 1
+    assert ws.query_examples(did, types=["dru"]).total == 1
+    assert ws.query_examples(did, nested_only=True).rows["idx"].tolist() == [0]
+    assert ws.query_examples(did, predicate="n_spans >= 2 AND text_length < 20").total == 1
+    page = ws.query_examples(did, limit=2, offset=2)
+    assert page.total == 3 and page.rows["idx"].tolist() == [2]
+
+
+@pytest.mark.parametrize("predicate, fragment", [
+    ("no_such_column > 1", "SQL error"),
+    ("1=1); DROP TABLE examples; --", "one expression"),
+    ("idx IN (SELECT dataset_id FROM datasets)", "only use the example columns"),
+    ("text = read_text('/etc/passwd')", "only use the example columns"),
+])
+def test_bad_predicates_are_messages_not_exceptions(ws, cmeee_file, predicate, fragment):
+    ingest_file(ws, cmeee_file)
+    did = ws.find_dataset("CMeEE", "dev").dataset_id
+    page = ws.query_examples(did, predicate=predicate)
+    assert page.error and fragment in page.error and page.total == 0
+    assert table_counts(ws)["examples"] == 3
+
+
+def test_bad_regex_is_a_message(ws, cmeee_file):
+    ingest_file(ws, cmeee_file)
+    did = ws.find_dataset("CMeEE", "dev").dataset_id
+    assert ws.query_examples(did, regex="([").error
+
+
+def test_cursor_sees_the_same_data(ws, cmeee_file):
+    ingest_file(ws, cmeee_file)
+    cur = ws.cursor()
+    assert [d.task for d in cur.datasets()] == ["CMeEE"]
+
+
+def test_second_process_gets_a_plain_message(ws, tmp_path):
+    # `ws` holds the file read-write: the CLI in another process must say so, not crash.
+    proc = subprocess.run([sys.executable, "-m", "cblue_core", "list", "--db", str(ws.path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2
+    assert "open in another process" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_locked_error_type(tmp_path, monkeypatch):
+    import duckdb
+
+    def locked(*a, **k):
+        raise duckdb.IOException('IO Error: Could not set lock on file "x": Conflicting lock is held')
+    monkeypatch.setattr(wsmod.duckdb, "connect", locked)
+    with pytest.raises(WorkspaceLocked):
+        connect(tmp_path / "x.duckdb")
+
+
+def test_delete_dataset(ws, cmeee_file):
+    ingest_file(ws, cmeee_file)
+    ws.delete_dataset(ws.find_dataset("CMeEE", "dev").dataset_id)
+    assert all(v == 0 for v in table_counts(ws).values())
+
+
+def test_ingest_real_folder_counts(ws, cblue_dir):
+    outcomes = ingest_paths(ws, [cblue_dir])
+    refused = [o for o in outcomes if not o.ok]
+    assert not refused, [o.message for o in refused]
+    counts = {(d.task, d.split): (d.records, d.annotations) for d in ws.datasets()}
+    assert counts[("CMeEE", "dev")] == (5000, 20300)
+    assert counts[("CMeIE", "dev")] == (3585, 10626)
+    assert counts[("KUAKE-QQR", "dev")] == (1600, 1600)
+    assert dict((k, n) for k, _, n in ws.resources())["icd10"] == 40474

@@ -1,0 +1,92 @@
+"""`python -m cblue_core ...`: validate, ingest, list, export, tasks."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cblue_core.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+RECORDS = [{"id": "s1", "query1": "头痛怎么办", "query2": "头疼如何处理", "label": "2"},
+           {"id": "s2", "query1": "胃痛吃什么药", "query2": "胃痛的原因", "label": "NA"}]
+
+
+@pytest.fixture
+def qqr(tmp_path):
+    p = tmp_path / "KUAKE-QQR_dev.json"
+    p.write_text(json.dumps(RECORDS, ensure_ascii=False, indent=2), encoding="utf-8")
+    return p
+
+
+def test_validate_json_fields(qqr, capsys):
+    assert main(["validate", str(qqr), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["task"] == "KUAKE-QQR" and out["records"] == 2 and out["annotations"] == 2
+    assert out["offset_convention"] == "none" and out["errors"] == []
+    assert len(out["warnings"]) == 1 and "'NA'" in out["warnings"][0]
+
+
+def test_validate_strict_exit_status(qqr, capsys):
+    assert main(["validate", str(qqr), "--strict", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["errors"]
+
+
+def test_validate_task_override(tmp_path, capsys):
+    p = tmp_path / "whatever.json"
+    p.write_text(json.dumps(RECORDS, ensure_ascii=False), encoding="utf-8")
+    assert main(["validate", str(p), "--json"]) == 1
+    capsys.readouterr()
+    assert main(["validate", str(p), "--task", "KUAKE-QQR", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["task"] == "KUAKE-QQR"
+
+
+def test_validate_refused_file_exit_status(tmp_path, capsys):
+    p = tmp_path / "CMeEE_dev.json"
+    p.write_bytes('[{"text": "发热"'.encode())
+    assert main(["validate", str(p)]) == 1
+    assert "REFUSED" in capsys.readouterr().out
+
+
+def test_unknown_task_is_a_message(qqr, capsys):
+    assert main(["validate", str(qqr), "--task", "NoSuchTask"]) == 2
+    assert "unknown task" in capsys.readouterr().err
+
+
+def test_ingest_list_export_round_trip(qqr, tmp_path, capsys):
+    db = tmp_path / "ws.duckdb"
+    assert main(["ingest", str(qqr), "--db", str(db)]) == 0
+    assert main(["ingest", str(qqr), "--db", str(db)]) == 0   # same content: not duplicated
+    assert "already in the workspace" in capsys.readouterr().out
+    assert main(["list", "--db", str(db), "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert [(d["task"], d["split"], d["records"]) for d in listing["datasets"]] == [("KUAKE-QQR", "dev", 2)]
+    out_dir = tmp_path / "export"
+    assert main(["export", "--task", "KUAKE-QQR", "--split", "dev", "--db", str(db), "--out", str(out_dir)]) == 0
+    assert json.loads((out_dir / "KUAKE-QQR_dev.json").read_text(encoding="utf-8")) == RECORDS
+
+
+def test_ingest_refusal_exit_status(tmp_path, capsys):
+    bad = tmp_path / "CHIP-STS_dev.json"
+    bad.write_text("[1, 2", encoding="utf-8")
+    assert main(["ingest", str(bad), "--db", str(tmp_path / "ws.duckdb")]) == 1
+    assert "REFUSED" in capsys.readouterr().out
+
+
+def test_tasks_json(capsys):
+    assert main(["tasks", "--json"]) == 0
+    names = {t["name"] for t in json.loads(capsys.readouterr().out)["tasks"]}
+    assert {"CMeEE", "CMeIE", "CHIP-CDN", "CHIP-CTC", "CHIP-STS", "KUAKE-QIC", "KUAKE-QTR", "KUAKE-QQR",
+            "CMeEE-V2", "CMeIE-V2", "CHIP-CDEE", "IMCS-V2-NER", "IMCS-V2-DAC", "IMCS-V2-SR",
+            "IMCS-V2-MRG", "CHIP-MDCFNPC", "KUAKE-IR", "MedDG", "Text2DT", "CMedCausal",
+            "PromptCBLUE", "CliMedBench"} <= names
+
+
+def test_module_entry_point(qqr):
+    proc = subprocess.run([sys.executable, "-m", "cblue_core", "validate", str(qqr), "--json"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["records"] == 2
