@@ -1,0 +1,16 @@
+"""CBLUE Studio: entry point. `streamlit run app.py`"""
+from __future__ import annotations
+
+import streamlit as st
+
+from pages.common import sidebar
+
+st.set_page_config(page_title="CBLUE Studio", page_icon="🩺", layout="wide")
+
+PAGES = [
+    st.Page("pages/datasets.py", title="Datasets", icon="📚", url_path="datasets", default=True),
+]
+
+page = st.navigation(PAGES)
+sidebar()
+page.run()

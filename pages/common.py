@@ -1,0 +1,54 @@
+"""What every page shares: the workspace (one connection per process, a cursor per session),
+the user's name, and small widgets. Not a page itself."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from cblue_core.ingest import bootstrap_sample_data
+from cblue_core.store.workspace import (Workspace, WorkspaceError, WorkspaceLocked, connect,
+                                        default_db_path)
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_DATA = ROOT / "sample_data"
+
+
+@st.cache_resource(show_spinner="Opening the workspace…", max_entries=4)
+def _open_workspace(path: str) -> Workspace:
+    """One read-write connection per database file and process (DuckDB allows no second
+    process on the file), filled with the sample data on first start."""
+    ws = connect(path)
+    bootstrap_sample_data(ws, SAMPLE_DATA)
+    return ws
+
+
+def db_path() -> str:
+    return st.session_state.get("db_path") or str(default_db_path())
+
+
+def workspace() -> Workspace:
+    """This session's cursor on the workspace; stops the page with a message when it cannot open."""
+    path = db_path()
+    try:
+        base = _open_workspace(path)
+    except (WorkspaceLocked, WorkspaceError) as exc:
+        st.error(str(exc))
+        st.stop()
+    key = f"_cursor::{path}"
+    if key not in st.session_state:
+        st.session_state[key] = base.cursor()
+    return st.session_state[key]
+
+
+def user_name() -> str:
+    return st.session_state.get("user_name") or os.environ.get("USER", "") or "anonymous"
+
+
+def sidebar() -> None:
+    with st.sidebar:
+        st.text_input("Workspace file", value=db_path(), key="db_path",
+                      help="A DuckDB file; created and filled with the sample data when new. "
+                           "Default: $CBLUE_STUDIO_DB or workspace/cblue_studio.duckdb.")
+        st.text_input("Your name", key="user_name", placeholder="shown on your annotations")
