@@ -12,10 +12,11 @@ from .io.errors import FileRefused
 from .io.resources import READERS, resource_kind
 from .io.validate import ValidationReport, validate
 from .store.workspace import IngestResult, Workspace, prepare
-from .tasks import infer_task
+from .tasks import infer_task, infer_tasks
 
 # Files in a CBLUE folder that are documentation or derived views, not datasets.
-SKIP_NAMES = ("readme", "dev_structured", "results.json", "test_predictions", ".pred.")
+SKIP_NAMES = ("readme", "dev_structured", "results.json", "prediction", ".pred.", "corpus")
+PARALLEL_MIN_BYTES = 8_000_000  # below this, starting worker processes costs more than it saves
 
 
 @dataclass
@@ -99,6 +100,7 @@ def ingest_paths(ws: Workspace, paths: list[str | Path], task: str | None = None
     several; the database writes stay in this process, one transaction per file."""
     files: list[Path] = []
     outcomes: list[IngestOutcome] = []
+    jobs: list[tuple[Path, str | None]] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
@@ -108,18 +110,24 @@ def ingest_paths(ws: Workspace, paths: list[str | Path], task: str | None = None
             files.extend(found)
         else:
             files.append(p)
-    workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
-    if workers > 1 and len(files) > 2:
+    for f in files:
+        # A file can serve several tasks (the IMCS-V2 dialogues): one dataset per task.
+        names = [task] if task or resource_kind(f) else [t.name for t in infer_tasks(f)] or [None]
+        jobs.extend((f, name) for name in names)
+    if workers is None:
+        total = sum(f.stat().st_size for f in files if f.exists())
+        workers = min(os.cpu_count() or 1, 4) if total >= PARALLEL_MIN_BYTES else 1
+    if workers > 1 and len(jobs) > 2:
         ctx = multiprocessing.get_context("spawn")
-        # Largest files first, so that the two processes finish together.
-        order = sorted(files, key=lambda f: -f.stat().st_size if f.exists() else 0)
+        # Largest files first, so that the processes finish together.
+        order = sorted(jobs, key=lambda j: -j[0].stat().st_size if j[0].exists() else 0)
         with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-            futures = {f: pool.submit(prepare_file, f, task, split, strict) for f in order}
-            for f in files:
-                outcomes.append(store_prepared(ws, futures[f].result()))
+            futures = {j: pool.submit(prepare_file, j[0], j[1], split, strict) for j in order}
+            for j in jobs:
+                outcomes.append(store_prepared(ws, futures[j].result()))
     else:
-        for f in files:
-            outcomes.append(ingest_file(ws, f, task, split, strict))
+        for f, name in jobs:
+            outcomes.append(ingest_file(ws, f, name, split, strict))
     return outcomes
 
 

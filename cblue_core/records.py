@@ -120,14 +120,25 @@ class Example:
     @property
     def annotation_count(self) -> int:
         """Gold annotations held by the record (entities, triples, terms, events, labels)."""
-        turn_spans = sum(len(t.spans) for t in self.turns)
-        turn_acts = sum(1 for t in self.turns if t.act)
-        return (len(self.spans) + len(self.triples) + len(self.terms) + len(self.events)
-                + turn_spans + turn_acts + (1 if self.label not in (None, "") else 0))
+        n = (len(self.spans) + len(self.triples) + len(self.terms) + len(self.events)
+             + (1 if self.label not in (None, "") else 0))
+        if self.turns:
+            n += sum(len(t.spans) + (1 if t.act else 0) for t in self.turns)
+        return n
+
+    @property
+    def depth(self) -> int:
+        """Nesting depth over the example's own spans and those of its turns."""
+        d = nesting_depth(self.spans)
+        if self.turns:
+            d = max([d] + [nesting_depth(t.spans) for t in self.turns])
+        return d
 
 
 def nesting_depth(spans: list[Span] | tuple[Span, ...]) -> int:
     """Largest number of spans stacked over one character (1 = flat, 0 = no spans)."""
+    if len(spans) < 2:
+        return 1 if spans and spans[0].end > spans[0].start else 0
     events: list[tuple[int, int]] = []
     for s in spans:
         if s.end > s.start:

@@ -510,6 +510,16 @@ def infer_task(path: str | Path) -> TaskSpec | None:
     return REGISTRY.get(parent) if parent != name else None
 
 
+def infer_tasks(path: str | Path) -> list[TaskSpec]:
+    """Every task a file serves: IMCS-V2_dev.json holds the dialogues of the four IMCS-V2 tasks."""
+    name = Path(path).name
+    shared = [t for t in TASKS if name in t.files.values()]
+    if len(shared) > 1:
+        return shared
+    one = infer_task(path)
+    return [one] if one else []
+
+
 def infer_split(path: str | Path) -> str | None:
     m = _SPLIT_RE.search(Path(path).name)
     if not m:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..records import Example, nesting_depth
+from ..records import Example
 from ..tasks import REGISTRY, TaskSpec, get_task, infer_split, infer_task
 from .codecs import DecodeContext, RecordError, codec_for
 from .errors import Defect, FileRefused
@@ -164,8 +164,9 @@ def _decode_all(raw: RawFile, spec: TaskSpec, report: ValidationReport) -> Loade
         examples.append(ex)
         _count_labels(ex, labels)
         report.annotations += ex.annotation_count
-        depth = max([nesting_depth(ex.spans)] + [nesting_depth(t.spans) for t in ex.turns])
-        report.max_nesting_depth = max(report.max_nesting_depth, depth)
+        depth = ex.depth
+        if depth > report.max_nesting_depth:
+            report.max_nesting_depth = depth
         if ex.key in keys and spec.key_field:
             ctx.warn(f"duplicate {spec.key_field} {ex.key[:40]!r} (first at record {keys[ex.key]})",
                      field=spec.key_field, code="duplicate_key")

@@ -20,7 +20,7 @@ from ..io.resources import Category, IcdTerm, Schema
 from ..io.validate import LoadedDataset, ValidationReport
 from ..io.codecs import DecodeContext, codec_for
 from ..io.offsets import EXCLUSIVE, INCLUSIVE
-from ..records import Example, nesting_depth
+from ..records import Example
 from ..tasks import get_task
 from .schema import DDL, EXAMPLE_COLUMNS, SCHEMA_VERSION
 
@@ -305,20 +305,38 @@ def prepare(loaded: LoadedDataset) -> PreparedDataset:
                                                 "subject_type", "object_type", "combined")}
     terms: dict[str, list] = {"idx": [], "term": []}
     dumps = json.JSONEncoder(ensure_ascii=False).encode
+    c = ex_cols
     for ex in loaded.examples:
         i = ex.index
-        depth = max([nesting_depth(ex.spans)] + [nesting_depth(t.spans) for t in ex.turns])
-        text = ex.text or "\n".join(t.text for t in ex.turns)
-        for k, v in zip(ex_cols, (
-                i, ex.key, text, ex.text2, ex.label, ex.target,
-                ex.meta.get("task_dataset") or ex.meta.get("scenario"), _types_of(ex),
-                len(ex.spans) + sum(len(t.spans) for t in ex.turns), len(ex.triples), len(ex.terms),
-                len(ex.events), len(ex.turns), depth, len(text), dumps(ex.raw))):
-            ex_cols[k].append(v)
-        for turn_no, span_list in [(-1, ex.spans)] + [(n, t.spans) for n, t in enumerate(ex.turns)]:
-            for s in span_list:
-                for k, v in zip(spans, (i, turn_no, s.start, s.end, s.type, s.text)):
-                    spans[k].append(v)
+        turns = ex.turns
+        text = ex.text or ("\n".join(t.text for t in turns) if turns else "")
+        n_spans = len(ex.spans) + (sum(len(t.spans) for t in turns) if turns else 0)
+        meta = ex.meta
+        c["idx"].append(i)
+        c["key"].append(ex.key)
+        c["text"].append(text)
+        c["text2"].append(ex.text2)
+        c["label"].append(ex.label)
+        c["target"].append(ex.target)
+        c["sub_task"].append((meta.get("task_dataset") or meta.get("scenario")) if meta else None)
+        c["types"].append(_types_of(ex))
+        c["n_spans"].append(n_spans)
+        c["n_triples"].append(len(ex.triples))
+        c["n_terms"].append(len(ex.terms))
+        c["n_events"].append(len(ex.events))
+        c["n_turns"].append(len(turns))
+        c["nesting_depth"].append(ex.depth)
+        c["text_length"].append(len(text))
+        c["raw"].append(dumps(ex.raw))
+        if n_spans:
+            for turn_no, span_list in [(-1, ex.spans)] + [(n, t.spans) for n, t in enumerate(turns)]:
+                for sp in span_list:
+                    spans["idx"].append(i)
+                    spans["turn"].append(turn_no)
+                    spans["start_pos"].append(sp.start)
+                    spans["end_pos"].append(sp.end)
+                    spans["type"].append(sp.type)
+                    spans["mention"].append(sp.text)
         for t in ex.triples:
             for k, v in zip(triples, (i, t.subject, t.predicate, t.object, t.subject_type,
                                       t.object_type, t.combined)):
@@ -337,6 +355,8 @@ def prepare(loaded: LoadedDataset) -> PreparedDataset:
 
 
 def _types_of(ex: Example) -> list[str]:
+    if not (ex.spans or ex.triples or ex.turns or ex.events):
+        return [ex.label] if ex.label not in (None, "") else []
     types = {s.type for s in ex.spans} | {t.predicate for t in ex.triples}
     for turn in ex.turns:
         types |= {s.type for s in turn.spans}
