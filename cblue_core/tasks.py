@@ -69,6 +69,7 @@ class TaskSpec:
     fields: dict[str, str] = field(default_factory=dict)  # codec options (field names, ...)
     public_data: bool = True        # False where the real data are not released
     scorer: str = ""                # metric implementation in cblue_core.metrics.registry.SCORERS
+    pred_codec: str = ""            # codec of submission files when their shape differs
 
     def label(self, code: str) -> Label | None:
         for lab in self.labels:
@@ -418,23 +419,23 @@ TASKS: tuple[TaskSpec, ...] = (
           "Named entities in doctor-patient dialogues (BIO per character)", IMCS_NER_TYPES,
           container="dialogs", key_field="dialog_id", files=_cblue_files("IMCS-V2"),
           submission_file="IMCS-V2-NER_test.json", metric="micro-F1 over entities",
-          fields={"view": "ner"}, scorer="dialogue_spans"),
+          fields={"view": "ner"}, pred_codec="imcs_prediction", scorer="dialogue_spans"),
     _task("IMCS-V2-DAC", Family.CBLUE2, Kind.DIALOGUE, "imcs",
           "Dialogue act classification, 16 acts", IMCS_ACTS,
           container="dialogs", key_field="dialog_id", files=_cblue_files("IMCS-V2"),
           submission_file="IMCS-V2-DAC_test.json", metric="accuracy / macro-F1",
-          fields={"view": "dac"}, scorer="dialogue_acts"),
+          fields={"view": "dac"}, pred_codec="imcs_prediction", scorer="dialogue_acts"),
     _task("IMCS-V2-SR", Family.CBLUE2, Kind.DIALOGUE, "imcs",
           "Symptom recognition: normalised symptoms with status 0/1/2", IMCS_SR_VALUES,
           container="dialogs", key_field="dialog_id", files=_cblue_files("IMCS-V2"),
           submission_file="IMCS-V2-SR_test.json", metric="micro-F1 over (symptom, status)",
-          fields={"view": "sr"}, scorer="dialogue_symptoms"),
+          fields={"view": "sr"}, pred_codec="imcs_prediction", scorer="dialogue_symptoms"),
     _task("IMCS-V2-MRG", Family.CBLUE2, Kind.DIALOGUE, "imcs",
           "Medical report generation from a dialogue (6 sections)",
           tuple(Label(s, s, "") for s in MRG_SECTIONS),
           container="dialogs", key_field="dialog_id", files=_cblue_files("IMCS-V2"),
           submission_file="IMCS-V2-MRG_test.json", metric="ROUGE-L",
-          fields={"view": "mrg"}, scorer="report_rouge"),
+          fields={"view": "mrg"}, pred_codec="imcs_prediction", scorer="report_rouge"),
     _task("CHIP-MDCFNPC", Family.CBLUE2, Kind.DIALOGUE, "mdcfnpc",
           "Positivity of clinical findings in dialogues", MDCFNPC_ATTRS,
           container="jsonl", key_field="dialog_id", files=_cblue_files("CHIP-MDCFNPC", "jsonl"),
@@ -443,7 +444,8 @@ TASKS: tuple[TaskSpec, ...] = (
           "Passage retrieval for search queries (10 ranked passages)",
           container="tsv", key_field="query_id",
           files={s: f"KUAKE-IR_{s}.tsv" for s in ("train", "dev", "test")},
-          submission_file="KUAKE-IR_test.tsv", metric="MRR@10", scorer="mrr10"),
+          submission_file="KUAKE-IR_test.tsv", metric="MRR@10", scorer="mrr10",
+          pred_codec="retrieval_prediction"),
     _task("MedDG", Family.CBLUE2, Kind.GENERATION, "dialogue_generation",
           "Next doctor utterance in a medical dialogue", files=_cblue_files("MedDG"),
           submission_file="MedDG_test.json", metric="BLEU / ROUGE", scorer="generation_rouge"),
@@ -471,7 +473,7 @@ TASKS: tuple[TaskSpec, ...] = (
           container="jsonl", key_field="id",
           files={"test": "CliMedBench.jsonl"}, submission_file="CliMedBench_predictions.jsonl",
           metric="accuracy / Kendall tau / ROUGE-1 / similarity", public_data=False,
-          scorer="climedbench"),
+          scorer="climedbench", pred_codec="climedbench_prediction"),
 )
 
 REGISTRY: dict[str, TaskSpec] = {t.name: t for t in TASKS}

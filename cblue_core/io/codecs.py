@@ -594,6 +594,68 @@ class ClimedbenchCodec(Codec):
         return {"id": ex.key, "prediction": ex.target}
 
 
+class ImcsPredictionCodec(Codec):
+    """IMCS-V2 submission files: ``{dialog_id: {sentence_id: value}}`` where the value is the
+    BIO string (NER), the act (DAC) or ``{symptom: status}`` (SR); MRG: ``{dialog_id: {section: text}}``."""
+
+    def decode(self, rec, index, ctx):
+        if not isinstance(rec, dict) or "__key__" not in rec:
+            raise RecordError(None, "not an entry of a {dialog_id: {...}} object", "a JSON object keyed by dialog id")
+        did = str(rec["__key__"])
+        view = ctx.task.fields.get("view", "ner")
+        body = {k: v for k, v in rec.items() if k != "__key__"}
+        if view == "mrg":
+            target = "\n".join(f"{k}：{body.get(k, '')}" for k in MRG_SECTIONS if k in body)
+            return Example(key=did, index=index, target=target, raw=rec)
+        turns = []
+        for sid, value in body.items():
+            if view == "ner":
+                if not isinstance(value, str):
+                    raise RecordError(sid, f"is {_describe(value)}", "a string of BIO tags")
+                tags = value.split()
+                turns.append(Turn("", "", str(sid), spans=tuple(_bio_to_spans(tags, "?" * len(tags)))))
+            elif view == "dac":
+                if not isinstance(value, str):
+                    raise RecordError(sid, f"is {_describe(value)}", "a dialogue act")
+                ctx.check_label(value, sid)
+                turns.append(Turn("", "", str(sid), act=value))
+            else:
+                if not isinstance(value, dict):
+                    raise RecordError(sid, f"is {_describe(value)}", "an object {symptom: status}")
+                turns.append(Turn("", "", str(sid), symptoms=tuple((str(k), str(v)) for k, v in value.items())))
+        return Example(key=did, index=index, turns=turns, raw=rec)
+
+    def encode(self, ex, task, convention=INCLUSIVE):
+        return ImcsCodec().encode(ex, task, convention)
+
+    def key(self, rec, task):
+        return str(rec.get("__key__", "")) if isinstance(rec, dict) else ""
+
+
+class RetrievalPredictionCodec(RetrievalCodec):
+    """KUAKE-IR submission: ``query_id<TAB>doc1,doc2,...,doc10`` (ranked)."""
+
+    def decode(self, rec, index, ctx):
+        if not isinstance(rec, list) or len(rec) < 2:
+            raise RecordError(None, "fewer than 2 tab-separated columns", "query_id and ranked doc ids")
+        docs = [d.strip() for d in rec[1].split(",") if d.strip()]
+        if len(docs) != 10:
+            ctx.warn(f"{len(docs)} doc ids", field="column 2", expected="exactly 10 comma-separated doc ids",
+                     code="format")
+        return Example(key=rec[0].strip(), index=index, terms=docs, raw=rec)
+
+
+class ClimedbenchPredictionCodec(Codec):
+    """CliMedBench predictions: ``{"id", "prediction": the model's raw text}``."""
+
+    def decode(self, rec, index, ctx):
+        rid = _get(rec, "id", (str, int))
+        return Example(key=str(rid), index=index, target=_get(rec, "prediction", str), raw=rec)
+
+    def encode(self, ex, task, convention=INCLUSIVE):
+        return {"id": ex.key, "prediction": ex.target}
+
+
 CODECS: dict[str, Codec] = {
     "entities": EntitiesCodec(),
     "spo": SpoCodec(),
@@ -609,8 +671,12 @@ CODECS: dict[str, Codec] = {
     "causal": CausalCodec(),
     "prompt": PromptCodec(),
     "climedbench": ClimedbenchCodec(),
+    "imcs_prediction": ImcsPredictionCodec(),
+    "retrieval_prediction": RetrievalPredictionCodec(),
+    "climedbench_prediction": ClimedbenchPredictionCodec(),
 }
 
 
-def codec_for(task: TaskSpec) -> Codec:
-    return CODECS[task.codec]
+def codec_for(task: TaskSpec, predictions: bool = False) -> Codec:
+    """The codec for the task's data files, or for its predictions (submission) files."""
+    return CODECS[(task.pred_codec or task.codec) if predictions else task.codec]

@@ -101,9 +101,13 @@ def resolve_task(path: str | Path, task: str | TaskSpec | None) -> TaskSpec | No
 
 
 def validate(source: str | Path | bytes, task: str | TaskSpec | None = None, *,
-             name: str | None = None, split: str | None = None, strict: bool = False
-             ) -> LoadedDataset:
-    """Validate a dataset file; never raises for problems in the file (they are in the report)."""
+             name: str | None = None, split: str | None = None, strict: bool = False,
+             predictions: bool = False, default_convention: str = INCLUSIVE) -> LoadedDataset:
+    """Validate a dataset file; never raises for problems in the file (they are in the report).
+
+    ``predictions`` reads a submission file with the task's prediction codec; offsets that carry
+    no mention strings then follow ``default_convention`` (the gold file's).
+    """
     label = name or (str(source) if not isinstance(source, (bytes, bytearray)) else "<upload>")
     spec = resolve_task(label, task)
     split = split or infer_split(label)
@@ -121,13 +125,14 @@ def validate(source: str | Path | bytes, task: str | TaskSpec | None = None, *,
             return LoadedDataset(report, [])
         report.task = spec.name
     report.container, report.records, report.sha256 = raw.container, len(raw.records), raw.sha256
-    return _decode_all(raw, spec, report)
+    return _decode_all(raw, spec, report, predictions, default_convention)
 
 
-def _decode_all(raw: RawFile, spec: TaskSpec, report: ValidationReport) -> LoadedDataset:
-    codec = codec_for(spec)
+def _decode_all(raw: RawFile, spec: TaskSpec, report: ValidationReport, predictions: bool = False,
+                default_convention: str = INCLUSIVE) -> LoadedDataset:
+    codec = codec_for(spec, predictions)
     items = [it for i, rec in enumerate(raw.records) for it in codec.offset_items(rec, i, spec)]
-    conv = detect_convention(items, default=INCLUSIVE)
+    conv = detect_convention(items, default=default_convention)
     report.offset_convention = conv.convention if items else NONE
     if conv.convention == "mixed":
         minority = conv.first_exclusive if conv.exclusive <= conv.inclusive else conv.first_inclusive
@@ -148,7 +153,7 @@ def _decode_all(raw: RawFile, spec: TaskSpec, report: ValidationReport) -> Loade
                 expected="end_idx inclusive (text[s:e+1]) or exclusive (text[s:e])"))
         return LoadedDataset(report, [])
 
-    ctx = DecodeContext(raw.name, spec, conv.convention if conv.convention != NONE else INCLUSIVE)
+    ctx = DecodeContext(raw.name, spec, conv.convention if conv.convention != NONE else default_convention)
     examples: list[Example] = []
     labels: Counter[str] = Counter()
     keys: dict[str, int] = {}

@@ -113,8 +113,27 @@ CREATE TABLE IF NOT EXISTS runs (
 
 CREATE TABLE IF NOT EXISTS predictions (
     run_id INTEGER NOT NULL,
-    idx INTEGER NOT NULL,
+    idx INTEGER NOT NULL,           -- the gold example's record number
+    record VARCHAR,                 -- the typed prediction (Example.to_dict) as JSON
     raw VARCHAR                     -- the predicted record (or raw generation) as imported
+);
+
+-- One row per error (or per correct item, category 'correct'), for confusion matrices,
+-- taxonomy charts and click-through to examples.
+CREATE TABLE IF NOT EXISTS errors (
+    run_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    turn INTEGER,
+    category VARCHAR NOT NULL,
+    tags VARCHAR[],
+    gold_label VARCHAR,             -- entity type, predicate, class label or term
+    pred_label VARCHAR,
+    gold_start INTEGER,
+    gold_end INTEGER,
+    pred_start INTEGER,
+    pred_end INTEGER,
+    gold_text VARCHAR,
+    pred_text VARCHAR
 );
 
 -- Saved slices: a name and a SQL predicate over the examples view.

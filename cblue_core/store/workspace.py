@@ -22,6 +22,7 @@ from ..io.codecs import DecodeContext, codec_for
 from ..io.offsets import EXCLUSIVE, INCLUSIVE
 from ..records import Example
 from ..tasks import get_task
+from .runs import RunStore
 from .schema import DDL, EXAMPLE_COLUMNS, SCHEMA_VERSION
 
 ENV_DB = "CBLUE_STUDIO_DB"
@@ -91,7 +92,7 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> "Workspa
     return ws
 
 
-class Workspace:
+class Workspace(RunStore):
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None):
         self.con = con
         self.path = path
@@ -159,6 +160,7 @@ class Workspace:
                                                    [dataset_id]).fetchall()]
             for run in runs:
                 self.con.execute("DELETE FROM predictions WHERE run_id=?", [run])
+                self.con.execute("DELETE FROM errors WHERE run_id=?", [run])
             self.con.execute("DELETE FROM runs WHERE dataset_id=?", [dataset_id])
             self.con.execute("DELETE FROM datasets WHERE dataset_id=?", [dataset_id])
 

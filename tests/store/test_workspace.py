@@ -152,12 +152,25 @@ def test_delete_dataset(ws, cmeee_file):
     assert all(v == 0 for v in table_counts(ws).values())
 
 
-def test_ingest_real_folder_counts(ws, cblue_dir):
-    outcomes = ingest_paths(ws, [cblue_dir])
-    refused = [o for o in outcomes if not o.ok]
-    assert not refused, [o.message for o in refused]
+def test_ingest_real_folder_counts(tmp_path, cblue_dir):
+    # Through the command line, in its own interpreter: the folder is big enough for the
+    # parallel path (worker processes), which must not be started from inside pytest, where
+    # other tests replace __main__.
+    db = tmp_path / "real.duckdb"
+    proc = subprocess.run([sys.executable, "-m", "cblue_core", "ingest", str(cblue_dir), "--db", str(db)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "REFUSED" not in proc.stdout
+    ws = connect(db)
     counts = {(d.task, d.split): (d.records, d.annotations) for d in ws.datasets()}
     assert counts[("CMeEE", "dev")] == (5000, 20300)
     assert counts[("CMeIE", "dev")] == (3585, 10626)
     assert counts[("KUAKE-QQR", "dev")] == (1600, 1600)
     assert dict((k, n) for k, _, n in ws.resources())["icd10"] == 40474
+    ws.close()
+
+
+def test_ingest_paths_in_process(ws, sample_data):
+    outcomes = ingest_paths(ws, [sample_data / "cblue"], workers=1)
+    assert outcomes and all(o.ok for o in outcomes), [o.message for o in outcomes if not o.ok]
+    assert ws.find_dataset("CMeEE", "dev").records == 25

@@ -1,0 +1,151 @@
+"""Runs, their predictions and their error rows (a mixin of :class:`Workspace`).
+
+A run is a set of predictions for one stored split, from an imported file or a model, with
+its metrics. Model runs and imported runs are stored the same way.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import pyarrow as pa
+
+from ..records import Example, example_from_dict
+
+ERROR_COLUMNS = ("idx", "turn", "category", "tags", "gold_label", "pred_label", "gold_start",
+                 "gold_end", "pred_start", "pred_end", "gold_text", "pred_text")
+_ERROR_TYPES = {"idx": pa.int32(), "turn": pa.int32(), "tags": pa.list_(pa.string()),
+                "gold_start": pa.int32(), "gold_end": pa.int32(), "pred_start": pa.int32(),
+                "pred_end": pa.int32()}
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: int
+    dataset_id: int
+    task: str
+    split: str
+    name: str
+    source: str
+    model: str | None
+    params: dict
+    device: str | None
+    created_at: str
+    metrics: dict = field(default_factory=dict)
+
+    @property
+    def headline(self) -> tuple[str, float | None]:
+        name = self.metrics.get("headline", "")
+        return name, self.metrics.get("metrics", {}).get(name)
+
+
+def error_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
+    """Error rows (dicts with ERROR_COLUMNS keys, missing ones null) as an Arrow table."""
+    cols: dict[str, list] = {c: [] for c in ERROR_COLUMNS}
+    for r in rows:
+        for c in ERROR_COLUMNS:
+            cols[c].append(r.get(c))
+    return pa.table({c: pa.array(v, type=_ERROR_TYPES.get(c, pa.string())) for c, v in cols.items()})
+
+
+class RunStore:
+    con: Any
+
+    def create_run(self, dataset_id: int, name: str, *, source: str, predictions: list[Example],
+                   metrics: dict, errors: pa.Table | None = None, model: str | None = None,
+                   params: dict | None = None, device: str | None = None) -> int:
+        """Store a run, its predictions and its error rows in one transaction."""
+        dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
+        preds = pa.table({
+            "idx": pa.array([p.index for p in predictions], pa.int32()),
+            "record": pa.array([dumps(p.to_dict(include_raw=False)) for p in predictions], pa.string()),
+            "raw": pa.array([None if p.raw is None else dumps(p.raw) for p in predictions], pa.string()),
+        })
+        with self._transaction():
+            run_id = self.con.execute(
+                "INSERT INTO runs (dataset_id, name, source, model, params, device, metrics)"
+                " VALUES (?,?,?,?,?,?,?) RETURNING run_id",
+                [dataset_id, name, source, model, dumps(params or {}), device, dumps(metrics)]).fetchone()[0]
+            self.con.execute("INSERT INTO predictions BY NAME SELECT ? AS run_id, * FROM preds", [run_id])
+            if errors is not None and errors.num_rows:
+                self.con.execute("INSERT INTO errors BY NAME SELECT ? AS run_id, * FROM errors", [run_id])
+        return run_id
+
+    def runs(self, dataset_id: int | None = None, task: str | None = None) -> list[RunInfo]:
+        sql = ("SELECT r.run_id, r.dataset_id, d.task, d.split, r.name, r.source, r.model, r.params,"
+               " r.device, CAST(r.created_at AS VARCHAR), r.metrics FROM runs r"
+               " JOIN datasets d USING (dataset_id) WHERE 1=1")
+        params: list = []
+        if dataset_id is not None:
+            sql += " AND r.dataset_id = ?"
+            params.append(dataset_id)
+        if task:
+            sql += " AND d.task = ?"
+            params.append(task)
+        rows = self.con.execute(sql + " ORDER BY r.run_id", params).fetchall()
+        return [RunInfo(*r[:7], json.loads(r[7] or "{}"), r[8], r[9], json.loads(r[10] or "{}")) for r in rows]
+
+    def run(self, run_id: int) -> RunInfo | None:
+        return next((r for r in self.runs() if r.run_id == run_id), None)
+
+    def run_predictions(self, run_id: int) -> list[Example]:
+        rows = self.con.execute("SELECT record, raw FROM predictions WHERE run_id=? ORDER BY idx",
+                                [run_id]).fetchall()
+        out = []
+        for rec, raw in rows:
+            ex = example_from_dict(json.loads(rec))
+            ex.raw = json.loads(raw) if raw is not None else None
+            out.append(ex)
+        return out
+
+    def run_prediction(self, run_id: int, idx: int) -> Example | None:
+        row = self.con.execute("SELECT record, raw FROM predictions WHERE run_id=? AND idx=?",
+                               [run_id, idx]).fetchone()
+        if not row:
+            return None
+        ex = example_from_dict(json.loads(row[0]))
+        ex.raw = json.loads(row[1]) if row[1] is not None else None
+        return ex
+
+    def delete_run(self, run_id: int) -> None:
+        with self._transaction():
+            for table in ("errors", "predictions", "runs"):
+                self.con.execute(f"DELETE FROM {table} WHERE run_id=?", [run_id])
+
+    # ------------------------------------------------------------------ error analysis queries
+    def error_counts(self, run_id: int) -> dict[str, int]:
+        return dict(self.con.execute(
+            "SELECT category, count(*) FROM errors WHERE run_id=? GROUP BY 1 ORDER BY 2 DESC",
+            [run_id]).fetchall())
+
+    def tag_counts(self, run_id: int) -> dict[str, int]:
+        return dict(self.con.execute(
+            "SELECT tag, count(*) FROM (SELECT unnest(tags) AS tag FROM errors WHERE run_id=?)"
+            " GROUP BY 1 ORDER BY 2 DESC", [run_id]).fetchall())
+
+    def confusion(self, run_id: int, *, exclude: tuple[str, ...] = ("missed", "spurious")):
+        """(gold_label, pred_label, count) over rows where both sides exist: label confusions
+        for classification, entity types for matched spans, predicates for matched arguments."""
+        placeholders = ",".join("?" for _ in exclude) or "''"
+        return self.con.execute(
+            "SELECT coalesce(gold_label, '∅') AS gold_label, coalesce(pred_label, '∅') AS pred_label,"
+            " count(*) AS n FROM errors WHERE run_id=? AND category NOT IN (" + placeholders + ")"
+            " GROUP BY ALL ORDER BY 1, 2", [run_id, *exclude]).df()
+
+    def error_rows(self, run_id: int, *, category: str | None = None, gold_label: str | None = None,
+                   pred_label: str | None = None, tag: str | None = None, idx: int | None = None,
+                   limit: int = 500):
+        """Error rows behind a chart cell, row or column; None means any."""
+        where, params = ["run_id = ?"], [run_id]
+        for col, val in (("category", category), ("coalesce(gold_label, '∅')", gold_label),
+                         ("coalesce(pred_label, '∅')", pred_label), ("idx", idx)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                params.append(val)
+        if tag is not None:
+            where.append("list_contains(tags, ?)")
+            params.append(tag)
+        return self.con.execute(
+            f"SELECT {', '.join(ERROR_COLUMNS)} FROM errors WHERE {' AND '.join(where)}"
+            f" ORDER BY idx, gold_start NULLS LAST LIMIT {int(limit)}", params).df()

@@ -1,0 +1,173 @@
+"""Datasets: pick a task split (or upload a file), see its summary, filter, and read examples.
+
+URL query parameters ``task``, ``split`` and ``example`` select what is shown, so a link to
+one example can be shared.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+from cblue_core.ingest import ingest_file
+from cblue_core.io.validate import validate
+from cblue_core.render.example import example_html
+from cblue_core.render.spans import legend_html
+from cblue_core.render.streamlit_view import show_html
+from cblue_core.tasks import REGISTRY, get_task
+from pages.common import user_name, workspace
+
+PAGE_SIZE = 25
+
+ws = workspace()
+st.title("Datasets")
+
+datasets = ws.datasets()
+if not datasets:
+    st.info("The workspace is empty. Upload a file below, or ingest a CBLUE folder with "
+            "`python -m cblue_core ingest PATH`.")
+
+# ---------------------------------------------------------------- deep link -> widget state
+params = st.query_params
+if "ds_linked" not in st.session_state:
+    st.session_state.ds_linked = True
+    if params.get("task") in {d.task for d in datasets}:
+        st.session_state.ds_task = params["task"]
+        if params.get("split"):
+            st.session_state.ds_split = params["split"]
+        if str(params.get("example", "")).isdigit():
+            st.session_state.ds_example = int(params["example"])
+
+tab_browse, tab_upload = st.tabs(["Browse the workspace", "Validate or upload a file"])
+
+# ---------------------------------------------------------------- upload
+with tab_upload:
+    uploaded = st.file_uploader("A dataset file in its official format (JSON, JSON lines, TSV)",
+                                type=["json", "jsonl", "tsv", "txt"], key="ds_upload")
+    task_choice = st.selectbox("Task", ["(infer from the file name)"] + list(REGISTRY), key="ds_upload_task")
+    if uploaded is not None:
+        data = uploaded.getvalue()
+        task_arg = None if task_choice.startswith("(") else task_choice
+        loaded = validate(data, task_arg, name=uploaded.name)
+        rep = loaded.report
+        (st.success if rep.ok else st.error)(rep.summary())
+        defects = [{"severity": sev, "record": d.record, "line": d.line, "field": d.field,
+                    "problem": d.message, "expected": d.expected}
+                   for sev, ds in (("error", rep.errors), ("warning", rep.warnings)) for d in ds]
+        if defects:
+            st.dataframe(pd.DataFrame(defects), hide_index=True, width="stretch")
+        if rep.ok:
+            split = st.text_input("Split name", value=rep.split or "dev", key="ds_upload_split")
+            if st.button("Store in the workspace", type="primary"):
+                outcome = ingest_file(ws, uploaded.name, task_arg, split, data=data)
+                (st.success if outcome.ok else st.error)(outcome.message)
+                if outcome.ok:
+                    st.session_state.ds_task, st.session_state.ds_split = rep.task, split
+                    st.rerun()
+
+# ---------------------------------------------------------------- browse
+with tab_browse:
+    if not datasets:
+        st.stop()
+    tasks = sorted({d.task for d in datasets}, key=list(REGISTRY).index)
+    c1, c2 = st.columns(2)
+    task_name = c1.selectbox("Task", tasks, key="ds_task",
+                             format_func=lambda t: f"{t} · {get_task(t).family.value}")
+    splits = [d.split for d in datasets if d.task == task_name]
+    if st.session_state.get("ds_split") not in splits:
+        st.session_state.ds_split = "dev" if "dev" in splits else splits[0]
+    split = c2.selectbox("Split", splits, key="ds_split")
+    task = get_task(task_name)
+    info = ws.find_dataset(task_name, split)
+    st.caption(f"{task.description}. Leaderboard metric: {task.metric}. File: {info.name}; "
+               f"offsets: {info.offset_convention}.")
+
+    stats = ws.stats(info.dataset_id)
+    m = st.columns(4)
+    m[0].metric("Examples", f"{stats.examples:,}")
+    m[1].metric("Annotations", f"{stats.annotations:,}")
+    m[2].metric("Mean length", f"{(sum(stats.text_lengths) / max(len(stats.text_lengths), 1)):.0f} chars")
+    m[3].metric("Max nesting depth", max(stats.nesting_depths or {0: 0}))
+
+    with st.expander("Summary charts", expanded=False):
+        charts = st.columns(2)
+        if stats.label_counts:
+            lab = pd.DataFrame({"label": [task.display_label(k) for k in stats.label_counts],
+                                "count": list(stats.label_counts.values())}).head(60)
+            charts[0].plotly_chart(px.bar(lab, x="count", y="label", orientation="h",
+                                          title="Labels / types").update_layout(
+                yaxis={"categoryorder": "total ascending"}, height=max(300, 18 * len(lab))),
+                key="ds_chart_labels")
+        charts[1].plotly_chart(px.histogram(pd.DataFrame({"length": stats.text_lengths}), x="length",
+                                            nbins=40, title="Text length (characters)"),
+                               key="ds_chart_length")
+        extra = []
+        if stats.span_lengths:
+            extra.append(("Nesting depth per example", stats.nesting_depths, "depth"))
+            extra.append(("Entity length", stats.span_lengths, "characters"))
+        if any(k for k in stats.triples_per_example):
+            extra.append(("Triples per example", stats.triples_per_example, "triples"))
+        if stats.sub_tasks:
+            extra.append(("Examples per sub-task", stats.sub_tasks, "sub-task"))
+        for n, (title, counts, xname) in enumerate(extra):
+            frame = pd.DataFrame({xname: [str(k) for k in counts], "examples": list(counts.values())})
+            st.columns(2)[n % 2].plotly_chart(px.bar(frame, x=xname, y="examples", title=title),
+                                              key=f"ds_chart_extra_{n}")
+
+    st.subheader("Search and filter")
+    f1, f2, f3 = st.columns([2, 2, 1])
+    substring = f1.text_input("Text contains", key="ds_q")
+    regex = f2.text_input("Regular expression", key="ds_re")
+    nested = f3.checkbox("Nested entities only", key="ds_nested", disabled=not stats.span_lengths)
+    types = st.multiselect("Has label / entity type / predicate", list(stats.label_counts),
+                           format_func=task.display_label, key="ds_types")
+    predicate = st.text_input(
+        "SQL predicate (WHERE clause over idx, key, text, text2, label, target, sub_task, types, "
+        "n_spans, n_triples, n_terms, n_events, n_turns, nesting_depth, text_length)",
+        key="ds_sql", placeholder="text_length > 80 AND n_spans >= 5")
+
+    page_no = st.session_state.get("ds_page", 1)
+    result = ws.query_examples(info.dataset_id, substring=substring, regex=regex, types=types,
+                               nested_only=nested, predicate=predicate,
+                               limit=PAGE_SIZE, offset=(page_no - 1) * PAGE_SIZE)
+    if result.error:
+        st.error(f"Filter not applied: {result.error}")
+    pages = max(1, -(-result.total // PAGE_SIZE))
+    st.caption(f"{result.total:,} matching examples · page {min(page_no, pages)} of {pages}")
+    table = result.rows[["idx", "text", "text2", "label", "n_spans", "n_triples", "nesting_depth",
+                         "text_length"]].copy()
+    table = table.loc[:, [c for c in table.columns if table[c].astype(str).str.len().sum() > 0 or c == "idx"]]
+    event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun",
+                         selection_mode="single-row", key="ds_table",
+                         column_config={"text": st.column_config.TextColumn(width="large")})
+    st.number_input("Page", min_value=1, max_value=pages, step=1, key="ds_page")
+
+    rows = event.selection.rows if event is not None else []
+    if rows and rows != st.session_state.get("ds_last_selection"):
+        st.session_state.ds_example = int(table.iloc[rows[0]]["idx"])
+    st.session_state.ds_last_selection = rows
+
+    # ------------------------------------------------------------ one example
+    st.subheader("Example")
+    if st.session_state.get("ds_example", 0) >= info.records:
+        st.session_state.ds_example = 0
+    nav = st.columns([1, 1, 4])
+    if nav[0].button("◀ Previous", disabled=st.session_state.get("ds_example", 0) <= 0):
+        st.session_state.ds_example = st.session_state.get("ds_example", 0) - 1
+    if nav[1].button("Next ▶", disabled=st.session_state.get("ds_example", 0) >= info.records - 1):
+        st.session_state.ds_example = st.session_state.get("ds_example", 0) + 1
+    idx = nav[2].number_input("Record number (0-based, as in validation reports)", min_value=0,
+                              max_value=max(info.records - 1, 0), step=1, key="ds_example")
+    example = ws.example(info.dataset_id, int(idx))
+    st.query_params.update({"task": task_name, "split": split, "example": str(idx)})
+    if example is None:
+        st.warning("No such example.")
+    else:
+        show_html(example_html(example, task))
+        span_types = sorted({s.type for s in example.spans} | {s.type for t in example.turns for s in t.spans})
+        if span_types:
+            show_html(legend_html([task.label(t) or t for t in span_types]))
+        with st.expander("Record as stored (official format)"):
+            st.json(example.raw, expanded=True)
+        st.caption(f"Link to this example: `?task={task_name}&split={split}&example={idx}` · "
+                   f"viewing as {user_name()}")
