@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.common import sidebar
+from app_pages.common import sidebar
 
 st.set_page_config(page_title="CBLUE Studio", page_icon="🩺", layout="wide")
 
 PAGES = [
-    st.Page("pages/datasets.py", title="Datasets", icon="📚", url_path="datasets", default=True),
+    st.Page("app_pages/datasets.py", title="Datasets", icon="📚", url_path="datasets", default=True),
 ]
 
 page = st.navigation(PAGES)

@@ -12,10 +12,9 @@ import streamlit as st
 from cblue_core.ingest import ingest_file
 from cblue_core.io.validate import validate
 from cblue_core.render.example import example_html
-from cblue_core.render.spans import legend_html
 from cblue_core.render.streamlit_view import show_html
 from cblue_core.tasks import REGISTRY, get_task
-from pages.common import user_name, workspace
+from app_pages.common import user_name, workspace
 
 PAGE_SIZE = 25
 
@@ -164,9 +163,6 @@ with tab_browse:
         st.warning("No such example.")
     else:
         show_html(example_html(example, task))
-        span_types = sorted({s.type for s in example.spans} | {s.type for t in example.turns for s in t.spans})
-        if span_types:
-            show_html(legend_html([task.label(t) or t for t in span_types]))
         with st.expander("Record as stored (official format)"):
             st.json(example.raw, expanded=True)
         st.caption(f"Link to this example: `?task={task_name}&split={split}&example={idx}` · "

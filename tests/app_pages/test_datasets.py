@@ -5,7 +5,7 @@ import json
 
 from cblue_core.io.validate import load
 from tests.conftest import SAMPLE_DATA
-from tests.pages.conftest import html_of
+from tests.app_pages.conftest import html_of
 
 
 def nested_cmeee_example():
@@ -90,7 +90,7 @@ def test_xss_record_shows_literally(app, tmp_path, monkeypatch):
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(db))
     from streamlit.testing.v1 import AppTest
 
-    from tests.pages.conftest import APP
+    from tests.app_pages.conftest import APP
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update({"task": "KUAKE-QIC", "split": "dev", "example": "0"})
     at.run()
