@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-OUTPUT = ROOT / "test-results"
+OUTPUT = ROOT / "test-output"  # pytest-playwright empties its own test-results/ folder
 
 
 def _chromium() -> str | None:
