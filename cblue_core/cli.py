@@ -109,6 +109,51 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_evaluate(args) -> int:
+    from .evaluation import evaluate
+    from .io.predictions import match_predictions
+
+    gold_ds = validate(args.gold, args.task)
+    if not gold_ds.report.ok:
+        print(f"gold file refused: {gold_ds.report.errors[0]}", file=sys.stderr)
+        return 1
+    task = gold_ds.task
+    try:
+        matched = match_predictions(task, gold_ds.examples, args.pred, allow_missing=args.allow_missing)
+    except FileRefused as refused:
+        print("predictions refused:\n  " + "\n  ".join(str(d) for d in refused.defects), file=sys.stderr)
+        return 1
+    ev = evaluate(task, gold_ds.examples, matched.predictions, n_boot=args.bootstrap, seed=args.seed)
+    if task.scorer == "promptcblue":
+        out = {"task": task.name, "score": ev.metrics.get("score"),
+               "tasks": {k.split(":", 1)[1]: v for k, v in ev.metrics.items() if k.startswith("task:")},
+               "clean": ev.extra.get("clean"), "parse_failures": ev.extra.get("parse_failures"),
+               "official": ev.extra.get("official"), "metrics": ev.metrics}
+    else:
+        out = {"task": task.name, "headline": ev.headline, "metrics": ev.metrics,
+               "intervals": {k: list(v) for k, v in ev.intervals.items()}, "notes": ev.notes,
+               "per_label": ev.per_label}
+    out["match"] = matched.report.lines()
+    if args.json:
+        _print_json(out)
+        return 0
+    print(f"{task.name}: {ev.headline} = {_fmt(ev.value, ev.scale)}"
+          + (f"  (95% CI {_fmt(ev.intervals[ev.headline][0], ev.scale)}-"
+             f"{_fmt(ev.intervals[ev.headline][1], ev.scale)})" if ev.headline in ev.intervals else ""))
+    for k, v in ev.metrics.items():
+        if k != ev.headline:
+            print(f"  {k}: {_fmt(v, ev.scale)}")
+    for line in matched.report.lines() + ev.notes:
+        print(f"  note: {line}")
+    return 0
+
+
+def _fmt(value, scale: int) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.4f}" if scale == 1 else f"{value:.4f} (0-100)"
+
+
 def cmd_tasks(args) -> int:
     if args.json:
         _print_json({"tasks": [{"name": t.name, "family": t.family.value, "kind": t.kind.value,
@@ -152,6 +197,17 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="output file or folder")
     e.add_argument("--db")
     e.set_defaults(func=cmd_export)
+
+    ev = sub.add_parser("evaluate", help="score a predictions file against a gold file")
+    ev.add_argument("--task", help="task name (inferred from the gold file name when omitted)")
+    ev.add_argument("--gold", required=True)
+    ev.add_argument("--pred", required=True)
+    ev.add_argument("--json", action="store_true")
+    ev.add_argument("--allow-missing", action="store_true",
+                    help="score gold keys without a prediction as empty predictions instead of refusing")
+    ev.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
+    ev.add_argument("--seed", type=int, default=0)
+    ev.set_defaults(func=cmd_evaluate)
 
     t = sub.add_parser("tasks", help="list the supported tasks")
     t.add_argument("--json", action="store_true")

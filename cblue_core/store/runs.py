@@ -57,7 +57,7 @@ class RunStore:
                    params: dict | None = None, device: str | None = None) -> int:
         """Store a run, its predictions and its error rows in one transaction."""
         dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
-        preds = pa.table({
+        pred_rows = pa.table({
             "idx": pa.array([p.index for p in predictions], pa.int32()),
             "record": pa.array([dumps(p.to_dict(include_raw=False)) for p in predictions], pa.string()),
             "raw": pa.array([None if p.raw is None else dumps(p.raw) for p in predictions], pa.string()),
@@ -67,9 +67,10 @@ class RunStore:
                 "INSERT INTO runs (dataset_id, name, source, model, params, device, metrics)"
                 " VALUES (?,?,?,?,?,?,?) RETURNING run_id",
                 [dataset_id, name, source, model, dumps(params or {}), device, dumps(metrics)]).fetchone()[0]
-            self.con.execute("INSERT INTO predictions BY NAME SELECT ? AS run_id, * FROM preds", [run_id])
+            self.con.execute("INSERT INTO predictions BY NAME SELECT ? AS run_id, * FROM pred_rows", [run_id])
             if errors is not None and errors.num_rows:
-                self.con.execute("INSERT INTO errors BY NAME SELECT ? AS run_id, * FROM errors", [run_id])
+                error_rows = errors  # noqa: F841  (scanned by name: a local must not shadow a table)
+                self.con.execute("INSERT INTO errors BY NAME SELECT ? AS run_id, * FROM error_rows", [run_id])
         return run_id
 
     def runs(self, dataset_id: int | None = None, task: str | None = None) -> list[RunInfo]:

@@ -23,6 +23,7 @@ from ..io.offsets import EXCLUSIVE, INCLUSIVE
 from ..records import Example
 from ..tasks import get_task
 from .runs import RunStore
+from .slices import SliceStore
 from .schema import DDL, EXAMPLE_COLUMNS, SCHEMA_VERSION
 
 ENV_DB = "CBLUE_STUDIO_DB"
@@ -92,7 +93,7 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> "Workspa
     return ws
 
 
-class Workspace(RunStore):
+class Workspace(RunStore, SliceStore):
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None):
         self.con = con
         self.path = path

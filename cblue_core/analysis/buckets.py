@@ -1,0 +1,188 @@
+"""Bucketed analysis in the style of ExplainaBoard: F1 (with a bootstrap interval) per bucket of
+an attribute of entities or sentences.
+
+Features are declared as data (:data:`SPAN_FEATURES`, :data:`EXAMPLE_FEATURES`): each names how
+to compute one attribute and how to cut it into buckets. A span feature is computed for gold
+spans (a found one is a true positive, a missed one a false negative) and for predicted spans
+(a spurious one is a false positive in the bucket of its own attribute). An example feature puts
+every item of the example into the example's bucket. Training data, where given, adds the
+frequency of a mention in the training set (0 = out of vocabulary) and the consistency of its
+label there.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..metrics.bootstrap import bootstrap_interval
+from ..metrics.types import ExampleStats
+from ..records import Example, Span
+
+
+@dataclass(frozen=True)
+class BucketScore:
+    feature: str
+    bucket: str
+    order: int
+    tp: int
+    fp: int
+    fn: int
+    examples: int
+    f1: float
+    low: float
+    high: float
+
+    @property
+    def support(self) -> int:
+        return self.tp + self.fn
+
+
+@dataclass
+class TrainIndex:
+    """Mention statistics of a training split: how often, and with which labels."""
+
+    labels: dict[str, Counter]
+
+    @classmethod
+    def build(cls, train: list[Example]) -> "TrainIndex":
+        labels: dict[str, Counter] = defaultdict(Counter)
+        for ex in train:
+            for s in ex.spans:
+                labels[s.text][s.type] += 1
+            for t in ex.turns:
+                for s in t.spans:
+                    labels[s.text][s.type] += 1
+        return cls(dict(labels))
+
+    def frequency(self, mention: str) -> int:
+        c = self.labels.get(mention)
+        return sum(c.values()) if c else 0
+
+    def consistency(self, mention: str, label: str) -> float | None:
+        c = self.labels.get(mention)
+        return c[label] / sum(c.values()) if c else None
+
+
+def _cut(value: float, edges: list[tuple[float, str]]) -> tuple[int, str]:
+    """Bucket of a value given ascending (upper bound inclusive, name) pairs."""
+    for i, (upper, name) in enumerate(edges):
+        if value <= upper:
+            return i, name
+    return len(edges), f">{edges[-1][0]:g}"
+
+
+LENGTH_EDGES = [(1, "1"), (2, "2"), (4, "3-4"), (7, "5-7"), (12, "8-12")]
+SENT_EDGES = [(20, "≤20"), (40, "21-40"), (80, "41-80"), (160, "81-160")]
+DENSITY_EDGES = [(0.05, "≤0.05"), (0.1, "0.05-0.1"), (0.2, "0.1-0.2"), (0.3, "0.2-0.3")]
+FREQ_EDGES = [(0, "0 (OOV)"), (2, "1-2"), (9, "3-9"), (49, "10-49")]
+CONS_EDGES = [(0.0, "0 (never this label)"), (0.5, "≤0.5"), (0.99, "0.5-0.99"), (1.0, "1 (always)")]
+
+SpanFeature = Callable[[Span, Example, "TrainIndex | None"], "tuple[int, str] | None"]
+ExampleFeature = Callable[[Example], "tuple[int, str]"]
+
+
+def _nest_role(span: Span, ex: Example) -> tuple[int, str]:
+    outer = any(o.contains(span) for o in ex.spans if o is not span)
+    inner = any(span.contains(o) for o in ex.spans if o is not span)
+    role = "inner and outer" if outer and inner else "inner" if outer else "outer" if inner else "flat"
+    return {"flat": 0, "outer": 1, "inner": 2, "inner and outer": 3}[role], role
+
+
+SPAN_FEATURES: dict[str, SpanFeature] = {
+    "entity length": lambda s, ex, tr: _cut(s.length, LENGTH_EDGES),
+    "nesting role": lambda s, ex, tr: _nest_role(s, ex),
+    "training frequency": lambda s, ex, tr: _cut(tr.frequency(s.text), FREQ_EDGES) if tr else None,
+    "label consistency": lambda s, ex, tr: (
+        None if tr is None or tr.consistency(s.text, s.type) is None
+        else _cut(tr.consistency(s.text, s.type), CONS_EDGES)),
+}
+
+EXAMPLE_FEATURES: dict[str, ExampleFeature] = {
+    "sentence length": lambda ex: _cut(len(ex.text), SENT_EDGES),
+    "entity density": lambda ex: _cut(len(ex.spans) / max(len(ex.text), 1), DENSITY_EDGES),
+    "nesting depth": lambda ex: (ex.depth, str(ex.depth)),
+}
+
+
+def _key(s: Span) -> tuple[int, int, str]:
+    return (s.start, s.end, s.type)
+
+
+def span_buckets(gold: list[Example], pred: list[Example], train: list[Example] | None = None,
+                 n_boot: int = 300, seed: int = 0) -> list[BucketScore]:
+    """Bucket scores of span extraction (exact (start, end, type) matches)."""
+    index = TrainIndex.build(train) if train else None
+    n = len(gold)
+    # counts[(feature, order, name)] -> per-example arrays of tp / fp / fn
+    counts: dict[tuple[str, int, str], np.ndarray] = {}
+
+    def add(feature: str, bucket: tuple[int, str] | None, i: int, col: int) -> None:
+        if bucket is None:
+            return
+        key = (feature, bucket[0], bucket[1])
+        arr = counts.get(key)
+        if arr is None:
+            arr = counts[key] = np.zeros((n, 3), dtype=np.int64)
+        arr[i, col] += 1
+
+    for i, (g, p) in enumerate(zip(gold, pred)):
+        gold_keys = {_key(s) for s in g.spans}
+        pred_keys = {_key(s) for s in p.spans}
+        ex_buckets = {name: fn(g) for name, fn in EXAMPLE_FEATURES.items()}
+        seen_gold: set = set()
+        for s in g.spans:
+            if _key(s) in seen_gold:
+                continue
+            seen_gold.add(_key(s))
+            col = 0 if _key(s) in pred_keys else 2
+            for name, fn in SPAN_FEATURES.items():
+                add(name, fn(s, g, index), i, col)
+            for name, b in ex_buckets.items():
+                add(name, b, i, col)
+        seen_pred: set = set()
+        for s in p.spans:
+            if _key(s) in gold_keys or _key(s) in seen_pred:
+                continue
+            seen_pred.add(_key(s))
+            for name, fn in SPAN_FEATURES.items():
+                add(name, fn(s, p, index), i, 1)
+            for name, b in ex_buckets.items():
+                add(name, b, i, 1)
+    out = []
+    for (feature, order, name), arr in sorted(counts.items()):
+        rows = np.flatnonzero(arr.sum(axis=1))
+        stats = ExampleStats.from_counts(arr[rows, 0], arr[rows, 1], arr[rows, 2])
+        tp, fp, fn = (int(x) for x in arr.sum(axis=0))
+        f1 = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+        low, high = bootstrap_interval(stats, "f1", n=n_boot, seed=seed) if len(rows) else (0.0, 0.0)
+        out.append(BucketScore(feature, name, order, tp, fp, fn, len(rows), f1, low, high))
+    return out
+
+
+def label_buckets(gold: list[Example], pred: list[Example], train: list[Example] | None = None,
+                  n_boot: int = 300, seed: int = 0) -> list[BucketScore]:
+    """Accuracy per bucket for classification and pair tasks (text length; label frequency in
+    the training set). ``f1`` holds the accuracy: one item per example, tp = correct."""
+    freq = Counter(ex.label for ex in train) if train else None
+    features: dict[str, Callable[[Example], tuple[int, str] | None]] = {
+        "text length": lambda ex: _cut(len(ex.text) + len(ex.text2), SENT_EDGES),
+        "gold label training frequency": (lambda ex: _cut(freq.get(ex.label, 0), FREQ_EDGES)) if freq else (lambda ex: None),
+    }
+    out = []
+    for feature, fn in features.items():
+        groups: dict[tuple[int, str], list[int]] = defaultdict(list)
+        for i, g in enumerate(gold):
+            b = fn(g)
+            if b is not None:
+                groups[b].append(i)
+        for (order, name), idxs in sorted(groups.items()):
+            correct = np.array([int(gold[i].label == pred[i].label) for i in idxs])
+            stats = ExampleStats.from_counts(correct, 1 - correct, 1 - correct)
+            acc = float(correct.mean())
+            low, high = bootstrap_interval(stats, "f1", n=n_boot, seed=seed)
+            out.append(BucketScore(feature, name, order, int(correct.sum()), int(len(idxs) - correct.sum()),
+                                   int(len(idxs) - correct.sum()), len(idxs), acc, low, high))
+    return out

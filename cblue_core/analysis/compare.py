@@ -1,0 +1,69 @@
+"""Comparing two runs on the same split: metric deltas with paired bootstrap intervals, overall
+and per slice or bucket, and the examples each run gets right or wrong."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..metrics.bootstrap import paired_bootstrap
+from ..metrics.types import ExampleStats
+
+
+@dataclass(frozen=True)
+class Delta:
+    slice: str
+    examples: int
+    a: float
+    b: float
+    delta: float          # b - a
+    low: float
+    high: float
+    p_value: float
+
+
+@dataclass
+class Comparison:
+    metric: str
+    overall: Delta
+    slices: list[Delta] = field(default_factory=list)
+    a_right_b_wrong: list[int] = field(default_factory=list)
+    b_right_a_wrong: list[int] = field(default_factory=list)
+    both_wrong: list[int] = field(default_factory=list)
+
+
+def example_correct(stats: ExampleStats) -> np.ndarray:
+    """Per example: did the run get everything right (no false positive or negative, the right
+    label, or a full score)?"""
+    if stats.kind == "counts":
+        return (stats.fp == 0) & (stats.fn == 0)
+    if stats.kind == "labels":
+        wrong = np.zeros(stats.n, dtype=bool)
+        units = np.arange(len(stats.gold)) if stats.unit is None else stats.unit
+        np.logical_or.at(wrong, units, stats.gold != stats.pred)
+        return ~wrong
+    return stats.score >= 1.0 - 1e-9
+
+
+def _delta(name: str, a: ExampleStats, b: ExampleStats, metric: str, n_boot: int, seed: int) -> Delta:
+    from ..metrics.types import evaluate, metric_fn_for
+
+    res = paired_bootstrap(a, b, metric, n=n_boot, seed=seed)
+    fa, fb = metric_fn_for(a, metric), metric_fn_for(b, metric)
+    return Delta(name, a.n, evaluate(a, fa), evaluate(b, fb), res.delta, res.low, res.high, res.p_value)
+
+
+def compare(stats_a: ExampleStats, stats_b: ExampleStats, metric: str, *,
+            slices: dict[str, list[int]] | None = None, n_boot: int = 1000, seed: int = 0) -> Comparison:
+    """Run B against run A (same examples, same order): ``delta = B - A``."""
+    if stats_a.n != stats_b.n:
+        raise ValueError(f"the runs cover different examples: {stats_a.n} vs {stats_b.n}")
+    out = Comparison(metric, _delta("all examples", stats_a, stats_b, metric, n_boot, seed))
+    for name, idxs in (slices or {}).items():
+        if idxs:
+            out.slices.append(_delta(name, stats_a.subset(idxs), stats_b.subset(idxs), metric, n_boot, seed))
+    ra, rb = example_correct(stats_a), example_correct(stats_b)
+    out.a_right_b_wrong = np.flatnonzero(ra & ~rb).tolist()
+    out.b_right_a_wrong = np.flatnonzero(rb & ~ra).tolist()
+    out.both_wrong = np.flatnonzero(~ra & ~rb).tolist()
+    return out

@@ -1,0 +1,110 @@
+"""Runs: predictions for a stored split (imported from a file, or from a model), scored and
+analysed, stored in the workspace, exported back as the official submission file.
+
+:func:`record_run` is the one way a run enters the workspace, whatever made the predictions,
+so that model runs and imported runs are stored, scored and analysed the same way.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .evaluation import Evaluation, evaluate
+from .io.predictions import MatchReport, match_predictions
+from .io.writers import write_submission
+from .records import Example
+from .store.runs import error_table
+from .store.workspace import Workspace, WorkspaceError
+from .tasks import get_task
+
+
+@dataclass
+class RunResult:
+    run_id: int
+    evaluation: Evaluation
+    match: MatchReport | None = None
+
+
+def reference_lists(ws: Workspace, task_name: str) -> dict:
+    """The reference lists a task's error taxonomy uses, from the workspace."""
+    return {"schemas": ws.schemas() or None, "icd_terms": [t.term for t in ws.icd_terms()] or None}
+
+
+def record_run(ws: Workspace, dataset_id: int, predictions: list[Example], *, name: str,
+               source: str, model: str | None = None, params: dict | None = None,
+               device: str | None = None, match: MatchReport | None = None,
+               n_boot: int = 1000) -> RunResult:
+    """Score aligned predictions against the stored gold split and store them as a run."""
+    info = ws.dataset(dataset_id)
+    if info is None:
+        raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
+    task = get_task(info.task)
+    gold = ws.examples(dataset_id)
+    ev = evaluate(task, gold, predictions, n_boot=n_boot, **reference_lists(ws, task.name))
+    summary = ev.summary()
+    if match is not None:
+        summary["match"] = match.lines()
+    run_id = ws.create_run(dataset_id, name, source=source, predictions=predictions,
+                           metrics=summary, errors=error_table(ev.error_rows), model=model,
+                           params=params, device=device)
+    return RunResult(run_id, ev, match)
+
+
+def import_run(ws: Workspace, dataset_id: int, source: str | Path | bytes, *, name: str | None = None,
+               file_name: str | None = None, allow_missing: bool = False) -> RunResult:
+    """Import a predictions file (official submission or PromptCBLUE/CliMedBench predictions)
+    as a run; raises FileRefused (nothing stored) when it cannot be read or matched."""
+    info = ws.dataset(dataset_id)
+    if info is None:
+        raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
+    task = get_task(info.task)
+    gold = ws.examples(dataset_id)
+    label = file_name or (str(source) if not isinstance(source, (bytes, bytearray)) else "<upload>")
+    matched = match_predictions(task, gold, source, name=label, allow_missing=allow_missing)
+    run_name = name or Path(label).name
+    return record_run(ws, dataset_id, matched.predictions, name=run_name, source="import",
+                      params={"file": label, "allow_missing": allow_missing}, match=matched.report)
+
+
+def export_run(ws: Workspace, run_id: int, out_dir: str | Path) -> Path:
+    """Write a run as the task's official submission file (name as the format checker requires)."""
+    run = ws.run(run_id)
+    if run is None:
+        raise WorkspaceError(f"no run {run_id} in the workspace")
+    task = get_task(run.task)
+    return write_submission(task, ws.run_predictions(run_id), out_dir)
+
+
+def run_evaluation(ws: Workspace, run_id: int, *, n_boot: int = 0,
+                   indices: list[int] | None = None) -> Evaluation:
+    """Re-score a stored run (all examples, or the ``indices`` of a slice); gives the
+    per-example statistics that intervals, slices and comparisons need."""
+    run = ws.run(run_id)
+    if run is None:
+        raise WorkspaceError(f"no run {run_id} in the workspace")
+    task = get_task(run.task)
+    gold = ws.examples(run.dataset_id)
+    pred = ws.run_predictions(run_id)
+    if indices is not None:
+        keep = set(indices)
+        gold = [g for g in gold if g.index in keep]
+        pred = [p for p in pred if p.index in keep]
+    return evaluate(task, gold, pred, n_boot=n_boot, **reference_lists(ws, task.name))
+
+
+def compare_runs(ws: Workspace, run_a: int, run_b: int, *, n_boot: int = 1000, seed: int = 0):
+    """Paired comparison of two runs on the same split, overall and on every saved slice."""
+    from .analysis.compare import compare
+
+    a, b = ws.run(run_a), ws.run(run_b)
+    if a is None or b is None:
+        raise WorkspaceError("both runs must exist")
+    if a.dataset_id != b.dataset_id:
+        raise WorkspaceError(f"runs {run_a} and {run_b} are on different splits")
+    ev_a, ev_b = run_evaluation(ws, run_a), run_evaluation(ws, run_b)
+    if ev_a.stats is None or ev_b.stats is None:
+        raise WorkspaceError(f"{a.task} runs have no per-example statistics to compare")
+    slices = {}
+    for s in ws.slices(a.task):
+        slices[s.name] = ws.slice_indices(a.dataset_id, s.predicate)
+    return compare(ev_a.stats, ev_b.stats, ev_a.headline, slices=slices, n_boot=n_boot, seed=seed)

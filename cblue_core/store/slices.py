@@ -1,0 +1,58 @@
+"""Saved slices: a name and a SQL predicate over the example columns, reusable across runs
+(a mixin of :class:`Workspace`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+
+@dataclass(frozen=True)
+class Slice:
+    name: str
+    task: str | None
+    predicate: str
+
+
+class SliceError(ValueError):
+    """A slice predicate that cannot be used; the message says why."""
+
+
+class SliceStore:
+    con: Any
+
+    def save_slice(self, name: str, predicate: str, task: str | None = None) -> Slice:
+        from .workspace import check_predicate
+
+        name = name.strip()
+        if not name:
+            raise SliceError("a slice needs a name")
+        problem = check_predicate(self.con, predicate)
+        if problem:
+            raise SliceError(problem)
+        self.con.execute("INSERT OR REPLACE INTO slices (name, task, predicate) VALUES (?,?,?)",
+                         [name, task, predicate])
+        return Slice(name, task, predicate)
+
+    def slices(self, task: str | None = None) -> list[Slice]:
+        rows = self.con.execute("SELECT name, task, predicate FROM slices WHERE task IS NULL OR task = ?"
+                                " OR ? IS NULL ORDER BY name", [task, task]).fetchall()
+        return [Slice(*r) for r in rows]
+
+    def delete_slice(self, name: str) -> None:
+        self.con.execute("DELETE FROM slices WHERE name = ?", [name])
+
+    def slice_indices(self, dataset_id: int, predicate: str) -> list[int]:
+        """Record numbers of a dataset's examples that satisfy the predicate."""
+        from .workspace import check_predicate
+
+        problem = check_predicate(self.con, predicate)
+        if problem:
+            raise SliceError(problem)
+        try:
+            rows = self.con.execute(f"SELECT idx FROM examples WHERE dataset_id = ? AND ({predicate})"
+                                    " ORDER BY idx", [dataset_id]).fetchall()
+        except duckdb.Error as exc:
+            raise SliceError(str(exc).splitlines()[0]) from None
+        return [r[0] for r in rows]
