@@ -52,3 +52,43 @@ def sidebar() -> None:
                       help="A DuckDB file; created and filled with the sample data when new. "
                            "Default: $CBLUE_STUDIO_DB or workspace/cblue_studio.duckdb.")
         st.text_input("Your name", key="user_name", placeholder="shown on your annotations")
+
+
+@st.cache_resource(max_entries=32, show_spinner="Scoring the run…")
+def run_evaluation_cached(path: str, run_id: int):
+    """A stored run re-scored once per process (per-example statistics for slices, buckets,
+    comparisons); runs never change after they are stored."""
+    from cblue_core.runs import run_evaluation
+
+    return run_evaluation(_open_workspace(path).cursor(), run_id)
+
+
+def pick_run(ws: Workspace, key: str, label: str = "Run", param: str = "run"):
+    """A run selector that follows (and writes) the URL query parameter ``param``."""
+    runs = ws.runs()
+    if not runs:
+        st.info("No runs yet: import a predictions file on the Runs page.")
+        st.stop()
+    ids = [r.run_id for r in runs]
+    wanted = st.query_params.get(param)
+    if key not in st.session_state and wanted and wanted.isdigit() and int(wanted) in ids:
+        st.session_state[key] = int(wanted)
+    by_id = {r.run_id: r for r in runs}
+    run_id = st.selectbox(label, ids, key=key, format_func=lambda i: run_label(by_id[i]))
+    st.query_params[param] = str(run_id)
+    return by_id[run_id]
+
+
+def run_label(run) -> str:
+    name, value = run.headline
+    scale = run.metrics.get("scale", 1)
+    shown = "n/a" if value is None else (f"{value:.4f}" if scale == 1 else f"{value:.2f}")
+    return f"#{run.run_id} {run.name} · {run.task} {run.split} · {name} {shown}"
+
+
+def selected(event, what: str = "rows") -> list:
+    """The rows or points a chart/table selection event holds (plain dicts from tests too)."""
+    try:
+        return list((event or {}).get("selection", {}).get(what, []) or [])
+    except AttributeError:
+        return []

@@ -14,7 +14,7 @@ from cblue_core.io.validate import validate
 from cblue_core.render.example import example_html
 from cblue_core.render.streamlit_view import show_html
 from cblue_core.tasks import REGISTRY, get_task
-from app_pages.common import user_name, workspace
+from app_pages.common import selected, user_name, workspace
 
 PAGE_SIZE = 25
 
@@ -141,7 +141,7 @@ with tab_browse:
                          column_config={"text": st.column_config.TextColumn(width="large")})
     st.number_input("Page", min_value=1, max_value=pages, step=1, key="ds_page")
 
-    rows = event.selection.rows if event is not None else []
+    rows = selected(event)
     if rows and rows != st.session_state.get("ds_last_selection"):
         st.session_state.ds_example = int(table.iloc[rows[0]]["idx"])
     st.session_state.ds_last_selection = rows

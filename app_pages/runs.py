@@ -1,0 +1,90 @@
+"""Runs: import a predictions file as a run of a stored split, see every run's official metrics
+with bootstrap intervals, delete runs, export a run as the official submission file."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from cblue_core.io.errors import FileRefused
+from cblue_core.runs import export_run, import_run
+from cblue_core.tasks import REGISTRY
+from app_pages.common import run_label, workspace
+
+ws = workspace()
+st.title("Runs")
+
+datasets = [d for d in ws.datasets() if d.annotations > 0 or d.task == "MedDG"]
+
+with st.expander("Import a predictions file", expanded=not ws.runs()):
+    if not datasets:
+        st.info("No labelled split in the workspace yet.")
+    else:
+        ds_ids = [d.dataset_id for d in datasets]
+        by_id = {d.dataset_id: d for d in datasets}
+        target = st.selectbox("Gold split", ds_ids, key="runs_dataset",
+                              format_func=lambda i: f"{by_id[i].task} · {by_id[i].split} ({by_id[i].records} examples)")
+        task = REGISTRY[by_id[target].task]
+        st.caption(f"Expected: {task.name} predictions in the official submission format "
+                   f"(`{task.submission_file}`), matched by `{task.key_field}`.")
+        upload = st.file_uploader("Predictions file", type=["json", "jsonl", "tsv", "txt"], key="runs_upload")
+        name = st.text_input("Run name", key="runs_name", placeholder="e.g. bert-base seed 1")
+        allow_missing = st.checkbox("Score gold examples without a prediction as empty", key="runs_allow_missing")
+        if upload is not None and st.button("Import and score", type="primary", key="runs_import"):
+            try:
+                result = import_run(ws, target, upload.getvalue(), name=name or upload.name,
+                                    file_name=upload.name, allow_missing=allow_missing)
+            except FileRefused as refused:
+                st.error("The file was refused; nothing was stored.")
+                st.dataframe(pd.DataFrame([{"problem": d.message, "record": d.record, "line": d.line,
+                                            "field": d.field, "expected": d.expected}
+                                           for d in refused.defects]), hide_index=True)
+            else:
+                ev = result.evaluation
+                st.success(f"Stored run #{result.run_id}: {ev.headline} = {ev.value}")
+                for line in result.match.lines():
+                    st.caption(line)
+
+runs = ws.runs()
+if not runs:
+    st.info("No runs yet.")
+    st.stop()
+
+rows = []
+for r in runs:
+    name, value = r.headline
+    low, high = (r.metrics.get("intervals", {}).get(name) or [None, None])
+    rows.append({"run": r.run_id, "name": r.name, "task": r.task, "split": r.split, "source": r.source,
+                 "metric": name, "value": value, "95% CI low": low, "95% CI high": high,
+                 "model": r.model or "", "created": r.created_at[:19]})
+st.subheader("All runs")
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+             column_config={"value": st.column_config.NumberColumn(format="%.4f"),
+                            "95% CI low": st.column_config.NumberColumn(format="%.4f"),
+                            "95% CI high": st.column_config.NumberColumn(format="%.4f")})
+
+by_run = {r.run_id: r for r in runs}
+chosen = st.selectbox("Run", list(by_run), key="runs_selected", format_func=lambda i: run_label(by_run[i]))
+run = by_run[chosen]
+metrics = run.metrics
+cols = st.columns(3)
+for n, (k, v) in enumerate(list(metrics.get("metrics", {}).items())[:9]):
+    ci = metrics.get("intervals", {}).get(k)
+    cols[n % 3].metric(k, "n/a" if v is None else f"{v:.4f}",
+                       help=f"95% bootstrap interval {ci[0]:.4f} – {ci[1]:.4f}" if ci else None)
+for note in metrics.get("notes", []) + metrics.get("match", []):
+    st.caption(note)
+
+c1, c2, c3 = st.columns(3)
+if c1.button("Open in Errors", key="runs_open_errors"):
+    st.switch_page("app_pages/errors.py", query_params={"run": str(chosen)})
+with tempfile.TemporaryDirectory() as tmp:
+    path = export_run(ws, chosen, tmp)
+    c2.download_button(f"Export {path.name}", Path(path).read_bytes(), file_name=path.name,
+                       key="runs_export")
+if c3.button("Delete this run", key="runs_delete"):
+    ws.delete_run(chosen)
+    st.session_state.pop("runs_selected", None)
+    st.rerun()

@@ -1,0 +1,128 @@
+"""Runs, Errors and Compare pages under AppTest, on a workspace with two CMeEE runs."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from cblue_core.ingest import bootstrap_sample_data
+from cblue_core.runs import import_run
+from cblue_core.store.workspace import connect
+from tests.app_pages.conftest import APP, html_of
+from tests.conftest import SAMPLE_DATA
+
+
+@pytest.fixture(scope="module")
+def runs_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("runs") / "runs.duckdb"
+    ws = connect(db)
+    bootstrap_sample_data(ws, SAMPLE_DATA)
+    did = ws.find_dataset("CMeEE", "dev").dataset_id
+    a = import_run(ws, did, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json", name="model A").run_id
+    gold = json.loads((SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.json").read_text(encoding="utf-8"))
+    for rec in gold[::2]:
+        rec["entities"] = rec["entities"][1:]     # model B misses the first entity of every other sentence
+    b = import_run(ws, did, json.dumps(gold, ensure_ascii=False).encode(), name="model B",
+                   file_name="b.json").run_id
+    cell = ws.confusion(a)
+    cell = cell[cell.gold_label != cell.pred_label].iloc[0]
+    ws.close()
+    return {"db": db, "a": a, "b": b, "cell": (cell.gold_label, cell.pred_label)}
+
+
+@pytest.fixture
+def page(runs_db, monkeypatch):
+    monkeypatch.setenv("CBLUE_STUDIO_DB", str(runs_db["db"]))
+
+    def open_page(path: str, query: dict | None = None) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=60)
+        for k, v in (query or {}).items():
+            at.query_params[k] = v
+        at.run()
+        at.switch_page(path)
+        for k, v in (query or {}).items():
+            at.query_params[k] = v
+        return at.run()
+    return open_page
+
+
+def test_runs_page_lists_runs_with_intervals(page, runs_db):
+    at = page("app_pages/runs.py")
+    assert not at.exception and at.title[0].value == "Runs"
+    table = at.dataframe[0].value
+    assert set(table["name"]) == {"model A", "model B"}
+    row = table[table["name"] == "model A"].iloc[0]
+    assert row["metric"] == "f1" and row["95% CI low"] <= row["value"] <= row["95% CI high"]
+    assert any(b.label.startswith("Export CMeEE_test.json") for b in at.get("download_button"))
+
+
+def test_confusion_cell_clicks_through_to_examples(page, runs_db):
+    gold, pred = runs_db["cell"]
+    at = page("app_pages/errors.py", {"run": str(runs_db["a"])})
+    assert not at.exception
+    # what a click on the (gold, pred) square sends back
+    at.session_state["err_cm"] = {"selection": {"points": [{"customdata": [gold, pred], "x": pred, "y": gold}],
+                                                "point_indices": [0], "box": [], "lasso": []}}
+    at.run()
+    assert not at.exception
+    rows = at.dataframe(key="err_rows").value
+    assert len(rows) >= 1 and set(rows["gold_label"]) == {gold} and set(rows["pred_label"]) == {pred}
+    # clicking a listed row opens the example with gold and prediction together
+    at.session_state["err_rows"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    body = html_of(at)
+    assert rows.iloc[0]["gold_text"] in body
+    assert at.query_params["example"] == str(int(rows.iloc[0]["idx"]))
+
+
+def test_sigma_row_selects_a_whole_gold_label(page, runs_db):
+    gold, _ = runs_db["cell"]
+    at = page("app_pages/errors.py", {"run": str(runs_db["a"])})
+    at.session_state["err_cm"] = {"selection": {"points": [{"customdata": [gold, "Σ all"]}],
+                                                "point_indices": [0], "box": [], "lasso": []}}
+    at.run()
+    rows = at.dataframe(key="err_rows").value
+    assert set(rows["gold_label"]) == {gold} and len(set(rows["pred_label"])) >= 1
+
+
+def test_taxonomy_bar_clicks_through(page, runs_db):
+    at = page("app_pages/errors.py", {"run": str(runs_db["a"])})
+    at.session_state["err_tax"] = {"selection": {"points": [{"y": "missed", "x": 4}],
+                                                 "point_indices": [0], "box": [], "lasso": []}}
+    at.run()
+    rows = at.dataframe(key="err_rows").value
+    assert len(rows) and set(rows["category"]) == {"missed"}
+
+
+def test_deep_link_reopens_run_and_example(page, runs_db):
+    at = page("app_pages/errors.py", {"run": str(runs_db["b"]), "example": "2"})
+    assert not at.exception
+    assert at.selectbox(key="err_run").value == runs_db["b"]
+    assert "Example 2" in " ".join(m.value for m in at.markdown)
+
+
+def test_save_slice_and_see_its_score(page, runs_db):
+    at = page("app_pages/errors.py", {"run": str(runs_db["a"])})
+    at.text_input(key="err_slice_name").input("nested")
+    at.text_input(key="err_slice_pred").input("nesting_depth >= 2")
+    at.button(key="err_slice_save").click().run()
+    assert not at.exception and any("Saved slice" in s.value for s in at.success)
+    slices = [d for d in at.dataframe if "slice" in d.value.columns][0].value
+    assert list(slices["slice"]) == ["nested"] and slices["examples"][0] > 0
+    at.text_input(key="err_slice_name").input("broken")
+    at.text_input(key="err_slice_pred").input("no_such_column > 1")
+    at.button(key="err_slice_save").click().run()
+    assert any("Not saved" in e.value for e in at.error)
+
+
+def test_compare_page(page, runs_db):
+    at = page("app_pages/compare.py", {"a": str(runs_db["a"]), "b": str(runs_db["b"])})
+    assert not at.exception
+    table = at.dataframe[0].value
+    overall = table.iloc[0]
+    assert overall["slice"] == "all examples"
+    assert overall["CI low"] <= overall["B − A"] <= overall["CI high"] and 0 <= overall["p"] <= 1
+    assert any(r.key == "cmp_list" for r in at.radio)
+    at.radio(key="cmp_list").set_value("B right, A wrong").run()
+    assert not at.exception and html_of(at)
