@@ -34,6 +34,8 @@ position.
 """
 from __future__ import annotations
 
+from .lcs import lcs_length  # noqa: F401  (re-exported: part of this module's API)
+
 from typing import Sequence
 
 import numpy as np
@@ -61,24 +63,6 @@ def turn_keys(gold: Example, pred: Example) -> tuple[list[str], list[str]]:
     if all(gi) and all(pi) and len(set(gi)) == len(gi) and len(set(pi)) == len(pi):
         return gi, pi
     return [str(i) for i in range(len(gold.turns))], [str(i) for i in range(len(pred.turns))]
-
-
-def lcs_length(a: str | Sequence, b: str | Sequence) -> int:
-    """Length of the longest common subsequence (bit-parallel, Hyyro 2004)."""
-    if len(a) < len(b):
-        a, b = b, a
-    m = len(a)
-    if m == 0 or len(b) == 0:
-        return 0
-    masks: dict = {}
-    for i, c in enumerate(a):
-        masks[c] = masks.get(c, 0) | (1 << i)
-    full = (1 << m) - 1
-    v = full
-    for c in b:
-        u = v & masks.get(c, 0)
-        v = ((v + u) | (v - u)) & full
-    return m - bin(v).count("1")
 
 
 def _strip_ws(s: str) -> str:

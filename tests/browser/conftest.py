@@ -35,6 +35,7 @@ def app_url(tmp_path_factory):
     """Start `streamlit run app.py` on the sample workspace; yield its base URL."""
     port = _free_port()
     db = tmp_path_factory.mktemp("browser") / "workspace.duckdb"
+    _prepare_workspace(db)
     env = dict(os.environ, CBLUE_STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     log = open(tmp_path_factory.mktemp("log") / "streamlit.log", "w")
     proc = subprocess.Popen(
@@ -62,6 +63,19 @@ def app_url(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+def _prepare_workspace(db: Path) -> None:
+    """Sample data plus one imported CMeEE run (run 1), written before the server opens the file."""
+    from cblue_core.ingest import bootstrap_sample_data
+    from cblue_core.runs import import_run
+    from cblue_core.store.workspace import connect
+
+    ws = connect(db)
+    bootstrap_sample_data(ws, ROOT / "sample_data")
+    did = ws.find_dataset("CMeEE", "dev").dataset_id
+    import_run(ws, did, ROOT / "sample_data/cblue/CMeEE/CMeEE_dev.pred.json", name="sample model")
+    ws.close()
 
 
 @pytest.fixture(scope="session")

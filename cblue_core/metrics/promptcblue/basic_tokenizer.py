@@ -13,6 +13,8 @@ Steps, as in transformers 5.24 (the version the reference outputs were made with
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import unicodedata
 
 __all__ = ["basic_tokenize", "tokenized_text"]
@@ -79,11 +81,16 @@ def _split_punct(token: str) -> list[str]:
 
 def basic_tokenize(text: str) -> list[str]:
     """The tokens ``BasicTokenizer(tokenize_chinese_chars=True).tokenize(text)`` returns."""
+    return list(_basic_tokenize(text))
+
+
+@lru_cache(maxsize=65536)  # gold texts are tokenised by the official and the clean scorer alike
+def _basic_tokenize(text: str) -> tuple[str, ...]:
     text = unicodedata.normalize("NFC", _space_cjk(_clean(text)))
     tokens: list[str] = []
     for token in text.split():
         tokens.extend(_split_punct(_strip_accents(token.lower())))
-    return " ".join(tokens).split()
+    return tuple(" ".join(tokens).split())
 
 
 def tokenized_text(text: str) -> str:

@@ -178,6 +178,9 @@ def evaluate_promptcblue(gold_records: Sequence[Mapping[str, Any]], pred_records
     tasks: dict[str, TaskScore] = {}
     task_errors: dict[str, str] = {}
     for t in present:
+        if official.success and t in official.per_task:
+            tasks[t] = official.per_task[t]   # already scored by the full official run
+            continue
         if t in crashed_tasks and on_parse_error == "fail":
             task_errors[t] = "the reference post-processor would crash on a prediction of this task"
             continue

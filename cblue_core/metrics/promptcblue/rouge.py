@@ -17,6 +17,8 @@ An empty string has no sentence: like the library, :func:`rouge_pair_scores` rai
 """
 from __future__ import annotations
 
+from ..lcs import lcs_length
+
 import re
 from typing import NamedTuple, Sequence
 
@@ -65,19 +67,6 @@ def _ngram_f(hyp: list[str], ref: list[str], n: int) -> float:
     hyp_set = {tuple(hyp[i:i + n]) for i in range(len(hyp) - n + 1)}
     ref_set = {tuple(ref[i:i + n]) for i in range(len(ref) - n + 1)}
     return _f(len(hyp_set & ref_set), len(hyp_set), len(ref_set))
-
-
-def lcs_length(x: Sequence[str], y: Sequence[str]) -> int:
-    """Length of the longest common subsequence of two token lists."""
-    if len(x) < len(y):
-        x, y = y, x
-    prev = [0] * (len(y) + 1)
-    for a in x:
-        cur = [0]
-        for j, b in enumerate(y, 1):
-            cur.append(prev[j - 1] + 1 if a == b else (prev[j] if prev[j] > cur[j - 1] else cur[j - 1]))
-        prev = cur
-    return prev[-1]
 
 
 def rouge_pair_scores(hyp: str, ref: str) -> RougeF:
