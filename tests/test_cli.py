@@ -90,3 +90,46 @@ def test_module_entry_point(qqr):
     proc = subprocess.run([sys.executable, "-m", "cblue_core", "validate", str(qqr), "--json"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0 and json.loads(proc.stdout)["records"] == 2
+
+
+def test_evaluate_promptcblue_reference(promptcblue_dir, capsys):
+    ref = promptcblue_dir / "reference"
+    for pred, expected in (("pred_perfect.jsonl", "perfect"), ("pred_empty.jsonl", "empty")):
+        assert main(["evaluate", "--task", "PromptCBLUE", "--gold", str(ref / "inputs/dev_v2.jsonl"),
+                     "--pred", str(ref / "inputs" / pred), "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        official = json.loads((ref / expected / "eval_result.json").read_text(encoding="utf-8"))
+        assert abs(out["score"] - official["score"]) < 1e-9
+        assert len(out["tasks"]) == 18
+        for task, value in out["tasks"].items():
+            key = next(k for k in official["scoreJson"] if k.startswith(task + "-"))
+            assert abs(value - official["scoreJson"][key]) < 1e-9, task
+        assert "clean" in out
+
+
+def test_evaluate_cblue_example_files(cblue_dir, capsys):
+    # CMeEE example files: gold 10 entities, prediction 8, of which 5 exact matches
+    # (counted by hand from the files): P = 5/8, R = 5/10, F1 = 2*5/(8+10) = 0.5556
+    assert main(["evaluate", "--gold", str(cblue_dir / "CMeEE/example_gold.json"),
+                 "--pred", str(cblue_dir / "CMeEE/example_pred.json"), "--task", "CMeEE", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["task"] == "CMeEE"
+    assert out["metrics"]["precision"] == pytest.approx(5 / 8)
+    assert out["metrics"]["recall"] == pytest.approx(5 / 10)
+    assert out["metrics"]["f1"] == pytest.approx(10 / 18)
+
+
+def test_evaluate_classification_json_keys(capsys):
+    gold = ROOT / "sample_data/cblue/CHIP-CTC/CHIP-CTC_dev.json"
+    assert main(["evaluate", "--gold", str(gold), "--pred", str(gold), "--json", "--bootstrap", "100"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["metrics"]["accuracy"] == 1.0 and out["metrics"]["macro_f1"] == 1.0
+
+
+def test_evaluate_refuses_unmatched(tmp_path, capsys):
+    gold = ROOT / "sample_data/cblue/KUAKE-QIC/KUAKE-QIC_dev.json"
+    recs = json.loads(gold.read_text(encoding="utf-8"))[:3]
+    pred = tmp_path / "p.json"
+    pred.write_text(json.dumps(recs, ensure_ascii=False), encoding="utf-8")
+    assert main(["evaluate", "--gold", str(gold), "--pred", str(pred)]) == 1
+    assert "missing" in capsys.readouterr().err

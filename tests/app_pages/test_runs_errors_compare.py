@@ -32,7 +32,7 @@ def runs_db(tmp_path_factory):
 
 
 @pytest.fixture
-def page(runs_db, monkeypatch):
+def open_page(runs_db, monkeypatch):
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(runs_db["db"]))
 
     def open_page(path: str, query: dict | None = None) -> AppTest:
@@ -47,8 +47,8 @@ def page(runs_db, monkeypatch):
     return open_page
 
 
-def test_runs_page_lists_runs_with_intervals(page, runs_db):
-    at = page("app_pages/runs.py")
+def test_runs_page_lists_runs_with_intervals(open_page, runs_db):
+    at = open_page("app_pages/runs.py")
     assert not at.exception and at.title[0].value == "Runs"
     table = at.dataframe[0].value
     assert set(table["name"]) == {"model A", "model B"}
@@ -57,9 +57,9 @@ def test_runs_page_lists_runs_with_intervals(page, runs_db):
     assert any(b.label.startswith("Export CMeEE_test.json") for b in at.get("download_button"))
 
 
-def test_confusion_cell_clicks_through_to_examples(page, runs_db):
+def test_confusion_cell_clicks_through_to_examples(open_page, runs_db):
     gold, pred = runs_db["cell"]
-    at = page("app_pages/errors.py", {"run": str(runs_db["a"])})
+    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"])})
     assert not at.exception
     # what a click on the (gold, pred) square sends back
     at.session_state["err_cm"] = {"selection": {"points": [{"customdata": [gold, pred], "x": pred, "y": gold}],
@@ -76,9 +76,9 @@ def test_confusion_cell_clicks_through_to_examples(page, runs_db):
     assert at.query_params["example"] == str(int(rows.iloc[0]["idx"]))
 
 
-def test_sigma_row_selects_a_whole_gold_label(page, runs_db):
+def test_sigma_row_selects_a_whole_gold_label(open_page, runs_db):
     gold, _ = runs_db["cell"]
-    at = page("app_pages/errors.py", {"run": str(runs_db["a"])})
+    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"])})
     at.session_state["err_cm"] = {"selection": {"points": [{"customdata": [gold, "Σ all"]}],
                                                 "point_indices": [0], "box": [], "lasso": []}}
     at.run()
@@ -86,8 +86,8 @@ def test_sigma_row_selects_a_whole_gold_label(page, runs_db):
     assert set(rows["gold_label"]) == {gold} and len(set(rows["pred_label"])) >= 1
 
 
-def test_taxonomy_bar_clicks_through(page, runs_db):
-    at = page("app_pages/errors.py", {"run": str(runs_db["a"])})
+def test_taxonomy_bar_clicks_through(open_page, runs_db):
+    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"])})
     at.session_state["err_tax"] = {"selection": {"points": [{"y": "missed", "x": 4}],
                                                  "point_indices": [0], "box": [], "lasso": []}}
     at.run()
@@ -95,15 +95,15 @@ def test_taxonomy_bar_clicks_through(page, runs_db):
     assert len(rows) and set(rows["category"]) == {"missed"}
 
 
-def test_deep_link_reopens_run_and_example(page, runs_db):
-    at = page("app_pages/errors.py", {"run": str(runs_db["b"]), "example": "2"})
+def test_deep_link_reopens_run_and_example(open_page, runs_db):
+    at = open_page("app_pages/errors.py", {"run": str(runs_db["b"]), "example": "2"})
     assert not at.exception
     assert at.selectbox(key="err_run").value == runs_db["b"]
     assert "Example 2" in " ".join(m.value for m in at.markdown)
 
 
-def test_save_slice_and_see_its_score(page, runs_db):
-    at = page("app_pages/errors.py", {"run": str(runs_db["a"])})
+def test_save_slice_and_see_its_score(open_page, runs_db):
+    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"])})
     at.text_input(key="err_slice_name").input("nested")
     at.text_input(key="err_slice_pred").input("nesting_depth >= 2")
     at.button(key="err_slice_save").click().run()
@@ -116,8 +116,8 @@ def test_save_slice_and_see_its_score(page, runs_db):
     assert any("Not saved" in e.value for e in at.error)
 
 
-def test_compare_page(page, runs_db):
-    at = page("app_pages/compare.py", {"a": str(runs_db["a"]), "b": str(runs_db["b"])})
+def test_compare_page(open_page, runs_db):
+    at = open_page("app_pages/compare.py", {"a": str(runs_db["a"]), "b": str(runs_db["b"])})
     assert not at.exception
     table = at.dataframe[0].value
     overall = table.iloc[0]

@@ -1,0 +1,116 @@
+"""Runs: import (matching by key, refusals that store nothing), scoring, export round trip."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cblue_core.ingest import ingest_file
+from cblue_core.io.errors import FileRefused
+from cblue_core.io.validate import load
+from cblue_core.runs import export_run, import_run, run_evaluation
+from cblue_core.store.workspace import connect
+from tests.conftest import SAMPLE_DATA
+
+QIC = SAMPLE_DATA / "cblue/KUAKE-QIC/KUAKE-QIC_dev.json"
+
+
+@pytest.fixture
+def ws(tmp_path):
+    w = connect(tmp_path / "ws.duckdb")
+    assert ingest_file(w, QIC).ok
+    yield w
+    w.close()
+
+
+def did(ws):
+    return ws.find_dataset("KUAKE-QIC", "dev").dataset_id
+
+
+def gold_records():
+    return json.loads(QIC.read_text(encoding="utf-8"))
+
+
+def counts(ws):
+    return {t: ws.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "predictions", "errors")}
+
+
+def test_gold_as_predictions_scores_one(ws):
+    r = import_run(ws, did(ws), json.dumps(gold_records(), ensure_ascii=False).encode(), file_name="gold.json")
+    assert r.evaluation.metrics["accuracy"] == 1.0 and r.evaluation.metrics["macro_f1"] == 1.0
+    assert r.match.matched == r.match.gold
+
+
+def test_hand_computed_accuracy(ws):
+    recs = gold_records()
+    for rec in recs[:6]:                      # 6 of 24 wrong -> accuracy 18/24 = 0.75
+        rec["label"] = "其他" if rec["label"] != "其他" else "病情诊断"
+    r = import_run(ws, did(ws), json.dumps(recs, ensure_ascii=False).encode(), file_name="p.json")
+    assert r.evaluation.metrics["accuracy"] == pytest.approx(18 / 24)
+    lo, hi = r.evaluation.intervals["accuracy"]
+    assert lo <= 0.75 <= hi
+    assert ws.error_counts(r.run_id) == {"correct": 18, "confusion": 6}
+
+
+def test_missing_keys_refuse_and_store_nothing(ws):
+    before = counts(ws)
+    with pytest.raises(FileRefused) as err:
+        import_run(ws, did(ws), json.dumps(gold_records()[:-2], ensure_ascii=False).encode(), file_name="p.json")
+    assert "2 missing" in str(err.value)
+    assert counts(ws) == before
+
+
+def test_missing_keys_allowed_score_as_empty(ws):
+    r = import_run(ws, did(ws), json.dumps(gold_records()[:-2], ensure_ascii=False).encode(),
+                   file_name="p.json", allow_missing=True)
+    assert r.evaluation.metrics["accuracy"] == pytest.approx(22 / 24)
+    assert len(r.match.missing) == 2
+
+
+def test_extra_and_duplicate_keys_are_reported(ws):
+    recs = gold_records()
+    recs.append({"id": "not-in-gold", "query": "x", "label": "其他"})
+    recs.append(dict(recs[0]))
+    r = import_run(ws, did(ws), json.dumps(recs, ensure_ascii=False).encode(), file_name="p.json")
+    assert r.match.extra == ["not-in-gold"] and r.match.duplicated == [recs[0]["id"]]
+    lines = " ".join(r.match.lines())
+    assert "1 extra" in lines and "1 duplicated" in lines
+
+
+def test_unmatchable_file_refused(ws):
+    before = counts(ws)
+    other = (SAMPLE_DATA / "cblue/CHIP-STS/CHIP-STS_dev.json").read_bytes()
+    with pytest.raises(FileRefused):
+        import_run(ws, did(ws), other, file_name="CHIP-STS_dev.json")
+    cmeee = (SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json").read_bytes()
+    with pytest.raises(FileRefused) as err:
+        import_run(ws, did(ws), cmeee, file_name="CMeEE_dev.pred.json")
+    assert "id" in str(err.value)            # wrong format: names the field it expected
+    with pytest.raises(FileRefused):
+        import_run(ws, did(ws), b"[{", file_name="broken.json")
+    assert counts(ws) == before
+
+
+def test_export_round_trip(ws, tmp_path):
+    recs = gold_records()
+    r = import_run(ws, did(ws), json.dumps(recs, ensure_ascii=False).encode(), file_name="p.json")
+    path = export_run(ws, r.run_id, tmp_path)
+    assert path.name == "KUAKE-QIC_test.json"
+    exported = {x["id"]: x["label"] for x in json.loads(path.read_text(encoding="utf-8"))}
+    assert exported == {x["id"]: x["label"] for x in recs}
+
+
+def test_cmeee_export_keeps_offsets_inclusive(tmp_path):
+    ws = connect(tmp_path / "c.duckdb")
+    ingest_file(ws, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.json")
+    d = ws.find_dataset("CMeEE", "dev").dataset_id
+    r = import_run(ws, d, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json")
+    out = export_run(ws, r.run_id, tmp_path)
+    assert out.name == "CMeEE_test.json"
+    again = load(out, "CMeEE")
+    assert again.report.offset_convention == "inclusive"
+    original = load(SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json", "CMeEE")
+    assert [e.spans for e in again.examples] == [e.spans for e in original.examples]
+    ev = run_evaluation(ws, r.run_id)
+    assert ev.value == r.evaluation.value
+    ws.close()
