@@ -60,7 +60,8 @@ def import_run(ws: Workspace, dataset_id: int, source: str | Path | bytes, *, na
     task = get_task(info.task)
     gold = ws.examples(dataset_id)
     label = file_name or (str(source) if not isinstance(source, (bytes, bytearray)) else "<upload>")
-    matched = match_predictions(task, gold, source, name=label, allow_missing=allow_missing)
+    matched = match_predictions(task, gold, source, name=label, allow_missing=allow_missing,
+                                convention=_convention(info.offset_convention))
     run_name = name or Path(label).name
     return record_run(ws, dataset_id, matched.predictions, name=run_name, source="import",
                       params={"file": label, "allow_missing": allow_missing}, match=matched.report)
@@ -72,7 +73,15 @@ def export_run(ws: Workspace, run_id: int, out_dir: str | Path) -> Path:
     if run is None:
         raise WorkspaceError(f"no run {run_id} in the workspace")
     task = get_task(run.task)
-    return write_submission(task, ws.run_predictions(run_id), out_dir)
+    info = ws.dataset(run.dataset_id)
+    return write_submission(task, ws.run_predictions(run_id), out_dir,
+                            convention=_convention(info.offset_convention if info else ""))
+
+
+def _convention(stored: str) -> str:
+    """A dataset's offset convention for writing and reading its predictions (inclusive when
+    the gold file had no offsets to tell)."""
+    return stored if stored in ("inclusive", "exclusive") else "inclusive"
 
 
 def run_evaluation(ws: Workspace, run_id: int, *, n_boot: int = 0,

@@ -386,7 +386,8 @@ class MdcfnpcCodec(Codec):
         turns = []
         for i, t in enumerate(_get(rec, "dialog_info", list)):
             p = f"dialog_info[{i}]"
-            sent = _get(t, "sentence", str, f"{p}.sentence")
+            # Submission files carry no sentence text, only ranges and attributes.
+            sent = _get(t, "sentence", str, f"{p}.sentence", required=False, default="")
             spans = []
             for j, n in enumerate(_get(t, "ner", list, f"{p}.ner", required=False, default=[])):
                 q = f"{p}.ner[{j}]"
@@ -398,7 +399,7 @@ class MdcfnpcCodec(Codec):
                 if attr:
                     ctx.check_label(attr, f"{q}.attr")
                 s, e = to_half_open(r[0], r[1], ctx.convention)
-                if mention and sent[s:e] != mention:
+                if mention and sent and sent[s:e] != mention:
                     ctx.warn(f"mention {mention!r} is not the text slice {sent[s:e]!r}", field=q,
                              code="mention_mismatch")
                 spans.append(Span(s, e, attr or n.get("type", ""), mention or sent[s:e]))

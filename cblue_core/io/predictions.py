@@ -20,6 +20,7 @@ from pathlib import Path
 from ..records import Example
 from ..tasks import TaskSpec
 from .errors import Defect, FileRefused
+from .offsets import INCLUSIVE
 from .validate import LoadedDataset, validate
 
 
@@ -60,10 +61,15 @@ def empty_prediction(gold: Example) -> Example:
 
 
 def match_predictions(task: TaskSpec, gold: list[Example], source: str | Path | bytes, *,
-                      name: str | None = None, allow_missing: bool = False) -> MatchedPredictions:
-    """Read a predictions file and align it with ``gold``; raise FileRefused when it cannot be."""
+                      name: str | None = None, allow_missing: bool = False,
+                      convention: str = INCLUSIVE) -> MatchedPredictions:
+    """Read a predictions file and align it with ``gold``; raise FileRefused when it cannot be.
+
+    ``convention``: the gold file's offset convention, used for predicted offsets that carry
+    no mention string to detect their own.
+    """
     label = name or (str(source) if not isinstance(source, (bytes, bytearray)) else "<upload>")
-    loaded = validate(source, task, name=label, predictions=True)
+    loaded = validate(source, task, name=label, predictions=True, default_convention=convention)
     if not loaded.report.ok:
         raise FileRefused(loaded.report.errors)
     by_key: dict[str, Example] = {}

@@ -60,6 +60,9 @@ def submission_path(task: TaskSpec, out_dir: str | Path) -> Path:
     return Path(out_dir) / task.submission_file
 
 
-def write_submission(task: TaskSpec, examples: list[Example], out_dir: str | Path) -> Path:
-    """Write predictions as the official submission file (name fixed by the format checker)."""
-    return write_dataset(task, examples, submission_path(task, out_dir), use_raw=False)
+def write_submission(task: TaskSpec, examples: list[Example], out_dir: str | Path,
+                     convention: str = INCLUSIVE) -> Path:
+    """Write predictions as the official submission file (name fixed by the format checker),
+    offsets in ``convention`` (the gold file's)."""
+    return write_dataset(task, examples, submission_path(task, out_dir), use_raw=False,
+                         convention=convention)

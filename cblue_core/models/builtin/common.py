@@ -1,0 +1,271 @@
+"""Shared plumbing of the built-in models: data files, seeds, safetensors checkpoints, model cards.
+
+Nothing here knows a model architecture. Every built-in model folder holds ``*.safetensors``
+weights (never pickle), a ``config.json``, its vocabulary and ``model_card.json``; training
+checkpoints (``out_dir/checkpoint/``) use the same formats so that resuming never unpickles.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from ...io.validate import load
+from ...records import Example
+from ...tasks import TaskSpec, get_task
+from ..base import ModelCard, folder_size
+
+CHECKPOINT = "checkpoint"
+CARD_FILE = "model_card.json"
+
+
+# ---------------------------------------------------------------------- environment
+
+def set_seed(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % (2 ** 32))
+    torch.manual_seed(seed)
+
+
+def training_threads(n: int = 2) -> None:
+    """The training machine has 2 cores shared with others: never use more."""
+    try:
+        torch.set_num_threads(n)
+    except RuntimeError:  # pragma: no cover - set after parallel work started
+        pass
+
+
+def progress_bar(iterable: Iterable | None = None, *, enabled: bool = True, **kw):
+    """A tqdm bar on stderr (a plain iterator when disabled)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, disable=not enabled, file=sys.stderr, dynamic_ncols=True,
+                mininterval=1.0, **kw)
+
+
+# ---------------------------------------------------------------------- data
+
+def task_dir(data_dir: str | Path, task: TaskSpec) -> Path:
+    """``data_dir/<Task>/``, or ``data_dir`` itself when it already is the task folder."""
+    data_dir = Path(data_dir)
+    sub = data_dir / task.name
+    if sub.is_dir():
+        return sub
+    if any((data_dir / f).exists() for f in task.files.values()):
+        return data_dir
+    raise FileNotFoundError(f"no {task.name} folder under {data_dir}")
+
+
+def find_split(data_dir: str | Path, task: TaskSpec, split: str) -> Path | None:
+    """The official file of ``split`` (``CMeEE_train.json``), else ``<Task>_<split>*.json``
+    (the rebuilt ``CMeEE_train.from_chip2020.json``), else None."""
+    folder = task_dir(data_dir, task)
+    name = task.files.get(split)
+    if name and (folder / name).is_file():
+        return folder / name
+    stem = f"{task.name}_{split}"
+    hits = sorted(p for p in folder.glob(f"{stem}*")
+                  if p.is_file() and p.suffix in (".json", ".jsonl") and ".pred." not in p.name)
+    return hits[0] if hits else None
+
+
+def load_split(data_dir: str | Path, task: TaskSpec, split: str) -> tuple[list[Example], Path | None]:
+    path = find_split(data_dir, task, split)
+    if path is None:
+        return [], None
+    return load(path, task).examples, path
+
+
+def gold_label(task: TaskSpec, label: str | None) -> str | None:
+    """KUAKE-QQR dev has one ``NA``: read as ``0`` as the CBLUE baseline (and our scorer) do."""
+    if label == "NA" and "0" in task.label_codes:
+        return "0"
+    return label
+
+
+def seeded_split(n: int, seed: int, train_fraction: float = 0.8) -> tuple[list[int], list[int]]:
+    """Indices of a fixed split: a ``numpy.random.RandomState(seed)`` permutation, first
+    ``train_fraction`` for training, the rest held out (both returned sorted)."""
+    perm = np.random.RandomState(seed).permutation(n)
+    k = int(round(n * train_fraction))
+    return sorted(perm[:k].tolist()), sorted(perm[k:].tolist())
+
+
+# ---------------------------------------------------------------------- tensors on disk
+
+def save_tensors(path: str | Path, tensors: dict[str, torch.Tensor], half: Sequence[str] = (),
+                 metadata: dict[str, str] | None = None) -> None:
+    """Save a state dict as safetensors; float tensors whose name starts with a prefix in
+    ``half`` are stored as float16."""
+    out = {}
+    for k, v in tensors.items():
+        v = v.detach().cpu().contiguous()
+        if v.is_floating_point() and any(k.startswith(h) for h in half):
+            v = v.half()
+        out[k] = v
+    save_file(out, str(path), metadata=metadata)
+
+
+def load_tensors(path: str | Path, device: str = "cpu") -> dict[str, torch.Tensor]:
+    """Load safetensors, float16 widened to float32 (CPU kernels want float32)."""
+    sd = load_file(str(path), device="cpu")
+    return {k: (v.float() if v.dtype == torch.float16 else v).to(device) for k, v in sd.items()}
+
+
+def optimizer_to_tensors(opt: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict]:
+    sd = opt.state_dict()
+    tensors: dict[str, torch.Tensor] = {}
+    for pid, st in sd["state"].items():
+        for name, val in st.items():
+            tensors[f"{pid}.{name}"] = val if torch.is_tensor(val) else torch.tensor(val)
+    return tensors, {"param_groups": sd["param_groups"]}
+
+
+def optimizer_from_tensors(opt: torch.optim.Optimizer, tensors: dict[str, torch.Tensor], meta: dict) -> None:
+    state: dict[int, dict[str, Any]] = {}
+    for key, val in tensors.items():
+        pid, name = key.split(".", 1)
+        state.setdefault(int(pid), {})[name] = val
+    opt.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+
+
+class Checkpoint:
+    """``out_dir/checkpoint/``: model and optimizer as safetensors, progress as JSON."""
+
+    def __init__(self, out_dir: str | Path):
+        self.dir = Path(out_dir) / CHECKPOINT
+
+    def exists(self) -> bool:
+        return (self.dir / "state.json").is_file()
+
+    def save(self, model: torch.nn.Module, opt: torch.optim.Optimizer | None, state: dict) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        save_tensors(self.dir / "model.safetensors", model.state_dict())
+        meta: dict = {}
+        if opt is not None:
+            tensors, meta = optimizer_to_tensors(opt)
+            save_tensors(self.dir / "optimizer.safetensors", tensors)
+        tmp = self.dir / "state.json.tmp"
+        tmp.write_text(json.dumps({"state": state, "optimizer": meta}, ensure_ascii=False))
+        os.replace(tmp, self.dir / "state.json")
+
+    def load(self, model: torch.nn.Module, opt: torch.optim.Optimizer | None) -> dict:
+        blob = json.loads((self.dir / "state.json").read_text())
+        model.load_state_dict(load_file(str(self.dir / "model.safetensors")))
+        if opt is not None and (self.dir / "optimizer.safetensors").is_file():
+            optimizer_from_tensors(opt, load_file(str(self.dir / "optimizer.safetensors")),
+                                   blob["optimizer"])
+        return blob["state"]
+
+    def clear(self) -> None:
+        if self.dir.is_dir():
+            for p in self.dir.iterdir():
+                p.unlink()
+            self.dir.rmdir()
+
+
+def epoch_loop(model: torch.nn.Module, opt: torch.optim.Optimizer, epochs: int, run_epoch,
+               out_dir: str | Path, *, resume: bool, max_minutes: float, seed: int,
+               progress: bool, scheduler=None) -> dict:
+    """Run ``run_epoch(epoch) -> mean loss`` for ``epochs`` epochs, checkpointing after each and
+    resuming from ``out_dir/checkpoint`` when asked. Stops early (after a whole epoch) when
+    ``max_minutes`` would be exceeded by another epoch. Returns the training state: epochs
+    done, per-epoch losses, seconds (summed over resumed runs)."""
+    ckpt = Checkpoint(out_dir)
+    state = {"epoch": 0, "losses": [], "time_s": 0.0, "stopped_early": False}
+    if resume and ckpt.exists():
+        state = ckpt.load(model, opt)
+        if scheduler is not None and "scheduler" in state:
+            scheduler.load_state_dict(state["scheduler"])
+    start = time.perf_counter()
+    base = state["time_s"]
+    bar = progress_bar(total=epochs, initial=state["epoch"], enabled=progress, desc="epochs")
+    while state["epoch"] < epochs:
+        ep = state["epoch"]
+        set_seed(seed * 1000 + ep)       # per-epoch seed: a resumed run shuffles the same way
+        t0 = time.perf_counter()
+        loss = float(run_epoch(ep))
+        if scheduler is not None:
+            scheduler.step()
+            state["scheduler"] = scheduler.state_dict()
+        state["epoch"] = ep + 1
+        state["losses"].append(loss)
+        state["time_s"] = base + time.perf_counter() - start
+        ckpt.save(model, opt, state)
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss:.4f}")
+        per_epoch = time.perf_counter() - t0
+        if state["epoch"] < epochs and state["time_s"] + per_epoch > max_minutes * 60:
+            state["stopped_early"] = True
+            break
+    bar.close()
+    return state
+
+
+# ---------------------------------------------------------------------- cards
+
+def write_json(path: str | Path, obj: Any) -> None:
+    Path(path).write_text(json.dumps(obj, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def read_json(path: str | Path) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def read_card(folder: str | Path) -> ModelCard:
+    d = read_json(Path(folder) / CARD_FILE)
+    fields = set(ModelCard.__dataclass_fields__)
+    return ModelCard(**{k: v for k, v in d.items() if k in fields})
+
+
+def finish_card(folder: str | Path, card: ModelCard, readme: str | None = None) -> ModelCard:
+    """Write README.md and model_card.json; ``size_bytes`` counts the shipped files (the
+    checkpoint folder excluded)."""
+    folder = Path(folder)
+    if readme is not None:
+        (folder / "README.md").write_text(readme, encoding="utf-8")
+    write_json(folder / CARD_FILE, asdict(card))
+    size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    card.size_bytes = size
+    write_json(folder / CARD_FILE, asdict(card))
+    # the card's own size may change by a digit; one more pass makes it exact
+    size2 = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    if size2 != size:
+        card.size_bytes = size2
+        write_json(folder / CARD_FILE, asdict(card))
+    return card
+
+
+def shipped_size(folder: str | Path) -> int:
+    return folder_size(folder) - (folder_size(Path(folder) / CHECKPOINT)
+                                  if (Path(folder) / CHECKPOINT).is_dir() else 0)
+
+
+def command_line(task: str, data_dir: str | Path, out_dir: str | Path, seed: int) -> str:
+    return (f"python -m cblue_core train --task {task} --data {data_dir} --out {out_dir}"
+            + (f" --seed {seed}" if seed else ""))
+
+
+def fmt_metric(summary: dict) -> str:
+    """'0.7421 [0.7222, 0.7610]' for the headline metric of an Evaluation summary."""
+    h = summary["headline"]
+    v = summary["metrics"].get(h)
+    iv = summary.get("intervals", {}).get(h)
+    if v is None:
+        return "n/a"
+    return f"{h} {v:.4f}" + (f" (95% CI {iv[0]:.4f}-{iv[1]:.4f})" if iv else "")
+
+
+__all__ = ["set_seed", "training_threads", "progress_bar", "task_dir", "find_split", "load_split",
+           "gold_label", "seeded_split", "save_tensors", "load_tensors", "Checkpoint", "epoch_loop",
+           "read_card", "finish_card", "write_json", "read_json", "command_line", "fmt_metric",
+           "get_task", "shipped_size"]
