@@ -23,6 +23,7 @@ class RawFile:
     records: list[Any]
     lines: list[int]                # 1-based line where each record starts
     sha256: str = ""
+    texts: list[str] | None = None  # each record's JSON text as in the file (arrays, lines)
 
 
 def decode_text(data: bytes, name: str) -> str:
@@ -49,6 +50,10 @@ def parse_json_container(text: str, name: str) -> RawFile:
     """Detect and parse a JSON array, a JSON object or JSON lines from the content."""
     stripped = text.lstrip()
     head = stripped[:1]
+    if head == "[":
+        fast = _parse_array(text, name)
+        if fast is not None:
+            return fast
     if head in "[{":
         try:
             value = json.loads(text)
@@ -71,15 +76,58 @@ def parse_json_container(text: str, name: str) -> RawFile:
                               code="syntax", expected="a JSON array, JSON lines or a JSON object")])
 
 
+_WS = " \t\r\n"
+
+
+def _parse_array(text: str, name: str) -> RawFile | None:
+    """One pass over a JSON array: each element's value, start line and source text (stored
+    as the record's raw JSON, so nothing is serialised again). None: not a well-formed array
+    of values (the caller then reports the error from a whole-document parse)."""
+    decode = json.JSONDecoder().raw_decode
+    n = len(text)
+    pos = text.index("[") + 1
+    records: list[Any] = []
+    lines: list[int] = []
+    texts: list[str] = []
+    line, last = 1, 0
+    while True:
+        while pos < n and text[pos] in _WS:
+            pos += 1
+        if pos < n and text[pos] == "]":
+            break
+        try:
+            value, end = decode(text, pos)
+        except json.JSONDecodeError:
+            return None
+        line += text.count("\n", last, pos)
+        last = pos
+        records.append(value)
+        lines.append(line)
+        texts.append(text[pos:end])
+        pos = end
+        while pos < n and text[pos] in _WS:
+            pos += 1
+        if pos < n and text[pos] == ",":
+            pos += 1
+            continue
+        if pos < n and text[pos] == "]":
+            break
+        return None
+    if text[pos + 1:].strip():
+        return None
+    return RawFile(name, "array", records, lines, texts=texts)
+
+
 def _looks_like_record(value: dict) -> bool:
     return any(k in value for k in ("text", "id", "input", "sample_id", "query", "dialog_id"))
 
 
 def _parse_lines(text: str, name: str) -> RawFile:
-    records, lines = [], []
+    records, lines, texts = [], [], []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        texts.append(line.strip())
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError as err:
@@ -88,7 +136,7 @@ def _parse_lines(text: str, name: str) -> RawFile:
                 line=lineno, record=len(records), code="syntax",
                 expected="one complete JSON object per line")]) from None
         lines.append(lineno)
-    return RawFile(name, "lines", records, lines)
+    return RawFile(name, "lines", records, lines, texts=texts)
 
 
 def _json_refusal(name: str, err: json.JSONDecodeError) -> FileRefused:

@@ -66,6 +66,7 @@ class ValidationReport:
 class LoadedDataset:
     report: ValidationReport
     examples: list[Example]
+    raw_texts: list[str] | None = None   # record index -> its JSON text in the file, when known
 
     @property
     def task(self) -> TaskSpec:
@@ -186,7 +187,7 @@ def _decode_all(raw: RawFile, spec: TaskSpec, report: ValidationReport, predicti
                                     f"first: {ctx.warnings[0]}", code="strict"))
     if report.errors:
         return LoadedDataset(report, [])
-    return LoadedDataset(report, examples)
+    return LoadedDataset(report, examples, raw.texts)
 
 
 def _count_labels(ex: Example, labels: Counter) -> None:

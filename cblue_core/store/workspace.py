@@ -22,6 +22,7 @@ from ..io.codecs import DecodeContext, codec_for
 from ..io.offsets import EXCLUSIVE, INCLUSIVE
 from ..records import Example
 from ..tasks import get_task
+from .annotations import ANNOTATION_DDL, AnnotationStore
 from .runs import RunStore
 from .slices import SliceStore
 from .schema import DDL, EXAMPLE_COLUMNS, SCHEMA_VERSION
@@ -93,7 +94,7 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> "Workspa
     return ws
 
 
-class Workspace(RunStore, SliceStore):
+class Workspace(RunStore, SliceStore, AnnotationStore):
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None):
         self.con = con
         self.path = path
@@ -108,6 +109,7 @@ class Workspace(RunStore, SliceStore):
 
     def _ensure_schema(self) -> None:
         self.con.execute(DDL)
+        self.con.execute(ANNOTATION_DDL)
         self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
 
     def _transaction(self):
@@ -308,6 +310,7 @@ def prepare(loaded: LoadedDataset) -> PreparedDataset:
                                                 "subject_type", "object_type", "combined")}
     terms: dict[str, list] = {"idx": [], "term": []}
     dumps = json.JSONEncoder(ensure_ascii=False).encode
+    texts = loaded.raw_texts  # the file's own JSON text of each record: no re-serialising
     c = ex_cols
     for ex in loaded.examples:
         i = ex.index
@@ -330,7 +333,7 @@ def prepare(loaded: LoadedDataset) -> PreparedDataset:
         c["n_turns"].append(len(turns))
         c["nesting_depth"].append(ex.depth)
         c["text_length"].append(len(text))
-        c["raw"].append(dumps(ex.raw))
+        c["raw"].append(texts[i] if texts is not None else dumps(ex.raw))
         if n_spans:
             for turn_no, span_list in [(-1, ex.spans)] + [(n, t.spans) for n, t in enumerate(turns)]:
                 for sp in span_list:
