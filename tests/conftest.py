@@ -20,6 +20,14 @@ def shared_root() -> Path | None:
     return path if path.is_dir() else None
 
 
+def subfolder(parent: Path, name: str) -> Path:
+    """``parent/name``, or skip the test with the reason when it is absent."""
+    path = parent / name
+    if not path.is_dir():
+        pytest.skip(f"no folder {path}")
+    return path
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     path = shared_root()
@@ -30,18 +38,12 @@ def shared_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def cblue_dir(shared_dir: Path) -> Path:
-    path = shared_dir / "cblue"
-    if not path.is_dir():
-        pytest.skip(f"no CBLUE folder at {path}")
-    return path
+    return subfolder(shared_dir, "cblue")
 
 
 @pytest.fixture(scope="session")
 def promptcblue_dir(shared_dir: Path) -> Path:
-    path = shared_dir / "promptcblue"
-    if not path.is_dir():
-        pytest.skip(f"no PromptCBLUE folder at {path}")
-    return path
+    return subfolder(shared_dir, "promptcblue")
 
 
 @pytest.fixture(scope="session")

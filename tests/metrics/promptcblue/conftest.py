@@ -5,23 +5,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import subfolder
+
 from ._util import load_jsonl
 
 
 @pytest.fixture(scope="session")
 def reference_dir(promptcblue_dir: Path) -> Path:
-    path = promptcblue_dir / "reference"
-    if not path.is_dir():
-        pytest.skip(f"no PromptCBLUE reference folder at {path}")
-    return path
+    return subfolder(promptcblue_dir, "reference")
 
 
 @pytest.fixture(scope="session")
 def toy_dir(promptcblue_dir: Path) -> Path:
-    path = promptcblue_dir / "toy_examples"
-    if not path.is_dir():
-        pytest.skip(f"no PromptCBLUE toy examples at {path}")
-    return path
+    return subfolder(promptcblue_dir, "toy_examples")
 
 
 @pytest.fixture(scope="session")
