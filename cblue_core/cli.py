@@ -209,6 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=int, default=0)
     ev.set_defaults(func=cmd_evaluate)
 
+    from .models.commands import build_parser_hooks
+    build_parser_hooks(sub)   # models, predict
+
     t = sub.add_parser("tasks", help="list the supported tasks")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=cmd_tasks)

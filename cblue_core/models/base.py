@@ -60,6 +60,7 @@ class Predictor(ABC):
     device: str = "cpu"
     batch_size: int = 32
     last_timing: Timing | None = None
+    params: dict[str, Any] = {}    # what a run made with this model records (decoding settings...)
 
     @abstractmethod
     def _predict_batch(self, batch: Sequence[Example]) -> list[Example]:

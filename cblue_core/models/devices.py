@@ -88,7 +88,12 @@ def is_oom(exc: BaseException) -> bool:
 
 
 def empty_cache() -> None:
-    torch = _torch()
+    """Release cached CUDA memory (a no-op when torch was never imported or sees no GPU)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
     try:
         if torch.cuda.is_available():
             torch.cuda.empty_cache()

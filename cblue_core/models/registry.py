@@ -187,8 +187,9 @@ def is_model_folder(path: Path) -> bool:
     return (path / CARD_FILE).is_file() or (path / "config.json").is_file()
 
 
-def inspect_folder(path: str | Path, source: str = "user") -> ModelInfo:
-    """Describe one model folder; never raises (problems go in ``problem``)."""
+def inspect_folder(path: str | Path, source: str = "user", allow_pickle: bool = False) -> ModelInfo:
+    """Describe one model folder; never raises (problems go in ``problem``). ``allow_pickle``
+    accepts HF folders whose only weights are ``pytorch_model.bin``."""
     path = Path(path).expanduser()
     name = path.name or str(path)
     if not path.exists():
@@ -210,7 +211,7 @@ def inspect_folder(path: str | Path, source: str = "user") -> ModelInfo:
         if card.task not in REGISTRY:
             info.problem = f"model card names an unknown task {card.task!r}"
         elif card.kind in HF_KINDS:
-            info.problem = hf_folder_problem(path)
+            info.problem = hf_folder_problem(path, allow_pickle)
         else:
             info.problem = weights_problem(path)
         return info
@@ -227,7 +228,7 @@ def inspect_folder(path: str | Path, source: str = "user") -> ModelInfo:
             if info.task not in REGISTRY:
                 info.problem = f"config.json names an unknown cblue_task {task!r}"
                 return info
-        info.problem = hf_folder_problem(path)
+        info.problem = hf_folder_problem(path, allow_pickle)
         return info
     info.problem = f"not a model folder: no {CARD_FILE} or config.json"
     return info

@@ -1,0 +1,215 @@
+"""The ``models`` and ``predict`` commands (wired into ``python -m cblue_core`` by
+:func:`build_parser_hooks`).
+
+Exit codes: 0 success; 1 a file or model that cannot be used (input refused, model fails to
+load, prediction failed); 2 a usage error (unknown model, device not available, unknown task).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from ..io.errors import FileRefused
+from ..tasks import UnknownTaskError, get_task
+from .devices import DeviceError, predict_with_oom_retry, resolve_device
+from .registry import ModelLoadError, ModelNotFoundError, list_models, resolve
+
+
+def _err(msg: str) -> None:
+    print(f"error: {msg}", file=sys.stderr)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def cmd_models(json_out: bool, extra_dirs: Sequence[str] = ()) -> int:
+    """List built-in and user models (``$CBLUE_STUDIO_MODELS``, ``extra_dirs``)."""
+    models = list_models(extra_dirs)
+    if json_out:
+        print(json.dumps({"models": [m.to_json() for m in models]}, ensure_ascii=False, indent=2))
+        return 0
+    if not models:
+        from .registry import BUILTIN_DIR, ENV_VAR
+
+        print(f"no models found (built-in folder {BUILTIN_DIR}; add folders with ${ENV_VAR} or --dir)")
+        return 0
+    rows = [(m.name, m.task or "?", m.kind or "?", m.source, _size(m.size_bytes),
+             "ok" if m.ok else f"PROBLEM: {m.problem}", str(m.path)) for m in models]
+    heads = ("name", "task", "kind", "source", "size", "status", "path")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads[:5])]
+    print("  ".join(h.ljust(w) for h, w in zip(heads[:5], widths)) + "  status / path")
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r[:5], widths)) + f"  {r[5]}  {r[6]}")
+    return 0
+
+
+def _output_path(task, out_path: str) -> Path:
+    out = Path(out_path).expanduser()
+    if out.is_dir() or str(out_path).endswith(("/", "\\")) or not out.suffix:
+        return out / task.submission_file
+    return out
+
+
+def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
+                batch_size: int = 32, progress: bool = True, *, task: str | None = None,
+                allow_pickle: bool = False, generation: dict | None = None,
+                extra_dirs: Sequence[str] = ()) -> int:
+    """Predict an official input file (e.g. a test split) with a model and write the official
+    submission file: ``out_path`` is a folder (the task's submission file name is used) or a
+    file path. Prints timing; returns an exit code."""
+    from ..io.validate import load
+    from ..io.writers import write_dataset
+    from .loading import load_predictor
+
+    if batch_size < 1:
+        _err(f"--batch-size must be at least 1 (got {batch_size})")
+        return 2
+    try:
+        dev = resolve_device(device)
+    except DeviceError as exc:
+        _err(str(exc))
+        return 2
+    try:
+        info = resolve(model, extra_dirs)
+    except ModelNotFoundError as exc:
+        _err(str(exc))
+        return 2
+    try:
+        task_name = task or info.task
+        spec = get_task(task_name) if task_name else None
+    except UnknownTaskError as exc:
+        _err(str(exc))
+        return 2
+    if task and info.task and task != info.task:
+        _err(f"model {info.name!r} is for task {info.task}, not {task}")
+        return 2
+    if info.problem is not None and not allow_pickle:
+        _err(f"model {info.name!r} at {info.path} cannot be loaded: {info.problem}")
+        return 1
+
+    try:
+        loaded = load(input_path, spec)
+    except FileRefused as refused:
+        _err(f"input file refused: {input_path}")
+        for d in refused.defects[:20]:
+            print(f"  {d}", file=sys.stderr)
+        if len(refused.defects) > 20:
+            print(f"  ... {len(refused.defects) - 20} more", file=sys.stderr)
+        return 1
+    spec = loaded.task
+    examples = loaded.examples
+    print(f"read {len(examples)} {spec.name} records from {input_path}", file=sys.stderr)
+
+    try:
+        predictor = load_predictor(info, task=spec.name, device=dev, allow_pickle=allow_pickle,
+                                   generation=generation, batch_size=batch_size)
+    except DeviceError as exc:
+        _err(str(exc))
+        return 2
+    except ModelLoadError as exc:
+        _err(str(exc))
+        return 1
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(examples), desc=f"predict {spec.name}", unit="ex", file=sys.stderr,
+               disable=not progress, dynamic_ncols=True)
+
+    def on_retry(old: int, new: int) -> None:
+        bar.write(f"out of memory on {dev} at batch size {old}; retrying with {new}", file=sys.stderr)
+
+    try:
+        preds = predict_with_oom_retry(predictor, examples, batch_size, progress=bar.update,
+                                       on_retry=on_retry)
+    except DeviceError as exc:
+        bar.close()
+        _err(str(exc))
+        return 1
+    finally:
+        bar.close()
+
+    out = _output_path(spec, out_path)
+    try:
+        write_dataset(spec, preds, out, use_raw=False)
+    except OSError as exc:
+        _err(f"cannot write {out}: {exc.strerror or exc}")
+        return 1
+    t = predictor.last_timing
+    timing = (f"{t.examples} examples in {t.seconds:.2f} s ({t.per_example_ms:.1f} ms/example, "
+              f"{t.batches} batches, {t.device})" if t else "")
+    print(f"wrote {len(preds)} predictions of {spec.name} to {out}")
+    if timing:
+        print(f"timing: {timing}")
+    return 0
+
+
+def _generation_args(args) -> dict | None:
+    gen = {}
+    for k in ("max_new_tokens", "temperature", "top_p", "seed"):
+        v = getattr(args, k, None)
+        if v is not None:
+            gen[k] = v
+    if getattr(args, "do_sample", False):
+        gen["do_sample"] = True
+    return gen or None
+
+
+def run_models(args) -> int:
+    return cmd_models(args.json, extra_dirs=args.dir or ())
+
+
+def run_predict(args) -> int:
+    return cmd_predict(args.model, args.input, args.out, device=args.device,
+                       batch_size=args.batch_size, progress=not args.no_progress, task=args.task,
+                       allow_pickle=args.allow_pickle, generation=_generation_args(args),
+                       extra_dirs=args.dir or ())
+
+
+def build_parser_hooks(subparsers) -> None:
+    """Add the ``models`` and ``predict`` subcommands to an argparse subparsers object (their
+    ``func`` takes the parsed args and returns an exit code, like the other commands)."""
+    m = subparsers.add_parser("models", help="list built-in and user models")
+    m.add_argument("--json", action="store_true", help="print one JSON object")
+    m.add_argument("--dir", action="append", metavar="FOLDER",
+                   help="extra model folder (or folder of model folders); repeatable")
+    m.set_defaults(func=run_models)
+
+    p = subparsers.add_parser("predict", help="predict an official input file with a model and "
+                                               "write the official submission file")
+    p.add_argument("--model", required=True, help="model name (see `models`) or model folder")
+    p.add_argument("--input", required=True, help="input file in the task's official format (e.g. a test split)")
+    p.add_argument("--out", required=True, help="output folder (official submission file name) or file")
+    p.add_argument("--task", help="task name (default: the model's task)")
+    p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N or auto")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--allow-pickle", action="store_true",
+                   help="allow pytorch_model.bin (pickle) weights; only for checkpoints you trust")
+    p.add_argument("--dir", action="append", metavar="FOLDER", help="extra model folder; repeatable")
+    g = p.add_argument_group("generation (causal LMs)")
+    g.add_argument("--max-new-tokens", type=int)
+    g.add_argument("--do-sample", action="store_true", help="sample instead of greedy decoding")
+    g.add_argument("--temperature", type=float)
+    g.add_argument("--top-p", type=float)
+    g.add_argument("--seed", type=int)
+    p.set_defaults(func=run_predict)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (``python -m cblue_core.models.commands``) until the CLI wires the hooks."""
+    parser = argparse.ArgumentParser(prog="python -m cblue_core.models.commands")
+    build_parser_hooks(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
