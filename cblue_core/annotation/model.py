@@ -147,7 +147,7 @@ class GoldVersion:
     author: str
     created_at: str
     last_event_id: int
-    edited: int = 0                # examples whose gold differs from the ingested one's history
+    edited: int = 0                # examples with at least one event in the snapshot
 
 
 @dataclass(frozen=True)

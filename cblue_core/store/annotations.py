@@ -1,0 +1,367 @@
+"""Versioned gold (a mixin of :class:`~cblue_core.store.workspace.Workspace`).
+
+Nothing is ever overwritten: every save appends one row to ``annotation_events`` (who, when,
+which example, the gold before and after, why), in one transaction. The examples table keeps
+the file as ingested; the current gold of an example is its latest event's ``after`` (or the
+ingested record when it has none), and its *revision* is the number of events on it.
+
+A save names the revision it was made on (``base_revision``). Inside the transaction the store
+reads the example's revision again and refuses a stale save with :class:`EditConflict`; two
+saves racing on the same revision are also stopped by the ``UNIQUE (dataset_id, idx, revision)``
+constraint, which DuckDB checks at commit, so one of them always fails and nothing is lost.
+
+Named versions are snapshots: a version row plus the head event of every edited example at
+that moment (``gold_version_heads``), so a snapshot never changes afterwards, whatever is saved
+(or committed late) later.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+import duckdb
+
+from ..annotation.model import (Annotation, AnnotationEvent, EditConflict, ExampleDiff,
+                                GoldVersion, annotation_field)
+from ..annotation.validation import validate_annotation
+from ..records import Example
+from ..tasks import TaskSpec, get_task
+
+ORIGINAL = "original"
+CURRENT = "current"
+RESERVED_VERSION_NAMES = (ORIGINAL, CURRENT)
+
+ANNOTATION_DDL = """
+CREATE SEQUENCE IF NOT EXISTS annotation_event_ids START 1;
+CREATE SEQUENCE IF NOT EXISTS gold_version_ids START 1;
+
+-- Append-only edit log of the gold. `revision` is the example's revision after the event
+-- (base_revision + 1); the UNIQUE key makes two saves on the same revision impossible.
+CREATE TABLE IF NOT EXISTS annotation_events (
+    event_id INTEGER PRIMARY KEY DEFAULT nextval('annotation_event_ids'),
+    dataset_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    revision INTEGER NOT NULL,
+    base_revision INTEGER NOT NULL,
+    kind VARCHAR NOT NULL,          -- 'edit' or 'revert'
+    reverts INTEGER,                -- the event a revert undoes
+    author VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL DEFAULT '',
+    before JSON NOT NULL,           -- Annotation.to_json() of the gold before the event
+    after JSON NOT NULL,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    UNIQUE (dataset_id, idx, revision)
+);
+
+-- Named gold versions: the original plus the events up to last_event_id, frozen as the head
+-- event of each edited example when the version was made.
+CREATE TABLE IF NOT EXISTS gold_versions (
+    version_id INTEGER PRIMARY KEY DEFAULT nextval('gold_version_ids'),
+    dataset_id INTEGER NOT NULL,
+    name VARCHAR NOT NULL,
+    author VARCHAR NOT NULL,
+    last_event_id INTEGER NOT NULL,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    UNIQUE (dataset_id, name)
+);
+
+CREATE TABLE IF NOT EXISTS gold_version_heads (
+    version_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    event_id INTEGER NOT NULL
+);
+"""
+
+_EVENT_COLUMNS = ("event_id, dataset_id, idx, author, CAST(created_at AS VARCHAR), reason, before,"
+                  " after, base_revision, kind, reverts, revision")
+_VERSION_COLUMNS = ("v.version_id, v.dataset_id, v.name, v.author, CAST(v.created_at AS VARCHAR),"
+                    " v.last_event_id, (SELECT count(*) FROM gold_version_heads h"
+                    " WHERE h.version_id = v.version_id)")
+_LATEST_HEADS = ("SELECT idx, event_id, after FROM annotation_events WHERE dataset_id = ?"
+                 " QUALIFY row_number() OVER (PARTITION BY idx ORDER BY revision DESC) = 1")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _event(row) -> AnnotationEvent:
+    return AnnotationEvent(row[0], row[1], row[2], row[3], row[4], row[5],
+                           Annotation.from_json(json.loads(row[6])),
+                           Annotation.from_json(json.loads(row[7])), row[8], row[9], row[10], row[11])
+
+
+def _is_race(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "constraint" in text or "conflict" in text or "duplicate key" in text
+
+
+class AnnotationStore:
+    con: Any
+
+    # ------------------------------------------------------------------ hooks
+    def _before_commit(self, event_id: int) -> None:
+        """Called inside a save's transaction, after its event row is written and before the
+        commit (nothing here; tests replace it to kill a process mid-transaction)."""
+
+    # ------------------------------------------------------------------ reading the gold
+    def _task_of(self, dataset_id: int) -> TaskSpec:
+        row = self.con.execute("SELECT task FROM datasets WHERE dataset_id=?", [dataset_id]).fetchone()
+        if not row:
+            raise ValueError(f"no dataset {dataset_id} in the workspace")
+        return get_task(row[0])
+
+    def _original(self, dataset_id: int, idx: int) -> Example:
+        ex = self.example(dataset_id, idx)  # type: ignore[attr-defined]
+        if ex is None:
+            raise ValueError(f"no example {idx} in dataset {dataset_id}")
+        return ex
+
+    def _originals(self, dataset_id: int, idxs: Iterable[int]) -> dict[int, Example]:
+        idxs = sorted(set(idxs))
+        if not idxs:
+            return {}
+        decode = self._decoder(dataset_id)  # type: ignore[attr-defined]
+        rows = self.con.execute("SELECT idx, raw FROM examples WHERE dataset_id=? AND list_contains(?, idx)",
+                                [dataset_id, idxs]).fetchall()
+        return {i: decode(raw, i) for i, raw in rows}
+
+    def _head(self, dataset_id: int, idx: int) -> tuple[Annotation | None, int]:
+        row = self.con.execute(
+            "SELECT after, revision FROM annotation_events WHERE dataset_id=? AND idx=?"
+            " ORDER BY revision DESC LIMIT 1", [dataset_id, idx]).fetchone()
+        if not row:
+            return None, 0
+        return Annotation.from_json(json.loads(row[0])), row[1]
+
+    def current_annotation(self, dataset_id: int, idx: int) -> tuple[Annotation, int]:
+        """The example's current gold and its revision (0 = as ingested; +1 per event)."""
+        original = self._original(dataset_id, idx)
+        head, rev = self._head(dataset_id, idx)
+        return (head if head is not None else Annotation.from_example(original)), rev
+
+    def _events_since(self, dataset_id: int, idx: int, revision: int) -> list[AnnotationEvent]:
+        rows = self.con.execute(
+            f"SELECT {_EVENT_COLUMNS} FROM annotation_events WHERE dataset_id=? AND idx=? AND revision>?"
+            " ORDER BY revision", [dataset_id, idx, revision]).fetchall()
+        return [_event(r) for r in rows]
+
+    # ------------------------------------------------------------------ writing events
+    def save_annotation(self, dataset_id: int, idx: int, after: Annotation, *, author: str,
+                        reason: str = "", base_revision: int) -> AnnotationEvent:
+        """Save ``after`` as the example's gold, in one transaction.
+
+        Raises :class:`EditConflict` (nothing written) when ``base_revision`` is not the
+        example's current revision, and ValueError when ``after`` is invalid for the task or
+        changes nothing. The event's ``after`` is the annotation as stored (span texts set to
+        the text slice, CMeIE ``Combined`` computed for new triples).
+        """
+        def make_after(task: TaskSpec, original: Example, current: Annotation) -> Annotation:
+            schemas = self.schemas() if annotation_field(task) == "triples" else None  # type: ignore[attr-defined]
+            icd = None
+            if annotation_field(task) == "terms":
+                icd = [t.term for t in self.icd_terms()] or None  # type: ignore[attr-defined]
+            checked = validate_annotation(task, original, after, before=current, schemas=schemas,
+                                          icd_terms=icd)
+            if checked == current:
+                raise ValueError(f"nothing to save: example {idx} already has this annotation")
+            return checked
+
+        return self._write_event(dataset_id, idx, make_after, after, author=author, reason=reason,
+                                 base_revision=base_revision, kind="edit", reverts=None)
+
+    def revert_event(self, event_id: int, *, author: str, reason: str = "") -> AnnotationEvent:
+        """A new event restoring the gold the event replaced (its ``before``).
+
+        Raises :class:`EditConflict` when later events changed the example's gold (revert those
+        first); later events whose changes were reverted since do not stand in the way.
+        """
+        ev = self.annotation_event(event_id)
+        if ev is None:
+            raise ValueError(f"no annotation event {event_id}")
+        current, rev = self.current_annotation(ev.dataset_id, ev.idx)
+        base = rev if current == ev.after else ev.revision
+        return self._write_event(ev.dataset_id, ev.idx, lambda task, original, current: ev.before,
+                                 ev.before, author=author, reason=reason or f"revert event {event_id}",
+                                 base_revision=base, kind="revert", reverts=event_id)
+
+    def _write_event(self, dataset_id: int, idx: int, make_after, mine: Annotation, *, author: str,
+                     reason: str, base_revision: int, kind: str, reverts: int | None) -> AnnotationEvent:
+        if not isinstance(author, str) or not author.strip():
+            raise ValueError("an author is required to save an annotation")
+        if not isinstance(base_revision, int) or isinstance(base_revision, bool) or base_revision < 0:
+            raise ValueError(f"base_revision must be a revision number (0 or more), not {base_revision!r}")
+        reason = reason or ""
+        task = self._task_of(dataset_id)
+        original = self._original(dataset_id, idx)
+        try:
+            with self._transaction():  # type: ignore[attr-defined]
+                head, rev = self._head(dataset_id, idx)
+                current = head if head is not None else Annotation.from_example(original)
+                if rev != base_revision:
+                    raise EditConflict(mine, current, rev, self._events_since(dataset_id, idx, base_revision),
+                                       dataset_id=dataset_id, idx=idx, base_revision=base_revision)
+                new = make_after(task, original, current)
+                mine = new
+                event_id, created = self.con.execute(
+                    "INSERT INTO annotation_events (dataset_id, idx, revision, base_revision, kind,"
+                    " reverts, author, reason, before, after) VALUES (?,?,?,?,?,?,?,?,?,?)"
+                    " RETURNING event_id, CAST(created_at AS VARCHAR)",
+                    [dataset_id, idx, rev + 1, base_revision, kind, reverts, author.strip(), reason,
+                     _dumps(current.to_json()), _dumps(new.to_json())]).fetchone()
+                self._before_commit(event_id)
+        except (duckdb.ConstraintException, duckdb.TransactionException) as exc:
+            if not _is_race(exc):
+                raise
+            # Another session committed an event on the same revision first.
+            self._rollback_quietly()
+            current, rev = self.current_annotation(dataset_id, idx)
+            raise EditConflict(mine, current, rev, self._events_since(dataset_id, idx, base_revision),
+                               dataset_id=dataset_id, idx=idx, base_revision=base_revision) from None
+        return AnnotationEvent(event_id, dataset_id, idx, author.strip(), created, reason, current,
+                               new, base_revision, kind, reverts, base_revision + 1)
+
+    def _rollback_quietly(self) -> None:
+        try:
+            self.con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # DuckDB already rolled the failed commit back
+
+    # ------------------------------------------------------------------ the log
+    def annotation_events(self, dataset_id: int, idx: int | None = None,
+                          author: str | None = None) -> list[AnnotationEvent]:
+        sql = f"SELECT {_EVENT_COLUMNS} FROM annotation_events WHERE dataset_id=?"
+        params: list[Any] = [dataset_id]
+        if idx is not None:
+            sql += " AND idx=?"
+            params.append(idx)
+        if author is not None:
+            sql += " AND author=?"
+            params.append(author)
+        return [_event(r) for r in self.con.execute(sql + " ORDER BY event_id", params).fetchall()]
+
+    def annotation_event(self, event_id: int) -> AnnotationEvent | None:
+        row = self.con.execute(f"SELECT {_EVENT_COLUMNS} FROM annotation_events WHERE event_id=?",
+                               [event_id]).fetchone()
+        return _event(row) if row else None
+
+    def author_annotations(self, dataset_id: int, author: str) -> dict[int, Annotation]:
+        """Each example's latest ``after`` saved by ``author`` (for agreement between annotators)."""
+        rows = self.con.execute(
+            "SELECT idx, after FROM annotation_events WHERE dataset_id=? AND author=?"
+            " QUALIFY row_number() OVER (PARTITION BY idx ORDER BY event_id DESC) = 1 ORDER BY idx",
+            [dataset_id, author]).fetchall()
+        return {i: Annotation.from_json(json.loads(a)) for i, a in rows}
+
+    def annotation_authors(self, dataset_id: int) -> list[str]:
+        return [r[0] for r in self.con.execute(
+            "SELECT DISTINCT author FROM annotation_events WHERE dataset_id=? ORDER BY 1",
+            [dataset_id]).fetchall()]
+
+    # ------------------------------------------------------------------ versions
+    def _version_row(self, dataset_id: int, name: str):
+        return self.con.execute(f"SELECT {_VERSION_COLUMNS} FROM gold_versions v"
+                                " WHERE v.dataset_id=? AND v.name=?", [dataset_id, name]).fetchone()
+
+    def version(self, dataset_id: int, name: str) -> GoldVersion | None:
+        row = self._version_row(dataset_id, name)
+        return GoldVersion(*row) if row else None
+
+    def versions(self, dataset_id: int) -> list[GoldVersion]:
+        rows = self.con.execute(f"SELECT {_VERSION_COLUMNS} FROM gold_versions v WHERE v.dataset_id=?"
+                                " ORDER BY v.version_id", [dataset_id]).fetchall()
+        return [GoldVersion(*r) for r in rows]
+
+    def create_version(self, dataset_id: int, name: str, author: str) -> GoldVersion:
+        """Freeze the current gold under ``name`` (unique per dataset)."""
+        name = (name or "").strip()
+        if not name:
+            raise ValueError("a version needs a name")
+        if name in RESERVED_VERSION_NAMES:
+            raise ValueError(f"{name!r} is reserved (it names the {name} gold); choose another name")
+        if not isinstance(author, str) or not author.strip():
+            raise ValueError("an author is required to create a version")
+        self._task_of(dataset_id)
+        try:
+            with self._transaction():  # type: ignore[attr-defined]
+                if self._version_row(dataset_id, name):
+                    raise ValueError(f"dataset {dataset_id} already has a version named {name!r}")
+                last = self.con.execute("SELECT coalesce(max(event_id), 0) FROM annotation_events"
+                                        " WHERE dataset_id=?", [dataset_id]).fetchone()[0]
+                version_id = self.con.execute(
+                    "INSERT INTO gold_versions (dataset_id, name, author, last_event_id) VALUES (?,?,?,?)"
+                    " RETURNING version_id", [dataset_id, name, author.strip(), last]).fetchone()[0]
+                self.con.execute(f"INSERT INTO gold_version_heads SELECT ? AS version_id, idx, event_id"
+                                 f" FROM ({_LATEST_HEADS})", [version_id, dataset_id])
+        except (duckdb.ConstraintException, duckdb.TransactionException) as exc:
+            if not _is_race(exc):
+                raise
+            self._rollback_quietly()
+            raise ValueError(f"dataset {dataset_id} already has a version named {name!r}") from None
+        return self.version(dataset_id, name)  # type: ignore[return-value]
+
+    def _annotations_at(self, dataset_id: int, version: str | None) -> dict[int, Annotation]:
+        """The gold of every example with events at ``version`` (None: current; "original": none)."""
+        if version == ORIGINAL:
+            return {}
+        if version is None or version == CURRENT:
+            rows = self.con.execute(f"SELECT idx, after FROM ({_LATEST_HEADS})", [dataset_id]).fetchall()
+        else:
+            row = self._version_row(dataset_id, version)
+            if not row:
+                known = ", ".join(v.name for v in self.versions(dataset_id)) or "none yet"
+                raise ValueError(f"no gold version {version!r} for dataset {dataset_id} "
+                                 f"(versions: {known}; or None for the current gold, 'original')")
+            rows = self.con.execute(
+                "SELECT h.idx, e.after FROM gold_version_heads h JOIN annotation_events e"
+                " USING (event_id) WHERE h.version_id=?", [row[0]]).fetchall()
+        return {i: Annotation.from_json(json.loads(a)) for i, a in rows}
+
+    def edited_indices(self, dataset_id: int, version: str | None = None) -> list[int]:
+        """Examples with at least one event at ``version`` (reverted ones included)."""
+        return sorted(self._annotations_at(dataset_id, version))
+
+    def gold_examples(self, dataset_id: int, version: str | None = None) -> list[Example]:
+        """The split at a gold version: None = current (original + all events), "original" = as
+        ingested, else a named version. Changed examples have ``raw=None``."""
+        heads = self._annotations_at(dataset_id, version)
+        examples = self.examples(dataset_id)  # type: ignore[attr-defined]
+        if not heads:
+            return examples
+        return [heads[ex.index].apply_to(ex) if ex.index in heads else ex for ex in examples]
+
+    def gold_annotation(self, dataset_id: int, idx: int, version: str | None = None) -> Annotation:
+        """One example's gold at a version."""
+        heads = self._annotations_at(dataset_id, version)
+        if idx in heads:
+            return heads[idx]
+        return Annotation.from_example(self._original(dataset_id, idx))
+
+    def diff_versions(self, dataset_id: int, a: str | None, b: str | None) -> list[ExampleDiff]:
+        """Examples whose gold differs between versions ``a`` and ``b`` (names, None = current,
+        "original"), by example index."""
+        ma, mb = self._annotations_at(dataset_id, a), self._annotations_at(dataset_id, b)
+        idxs = sorted(set(ma) | set(mb))
+        originals = self._originals(dataset_id, [i for i in idxs if i not in ma or i not in mb])
+        out = []
+        for i in idxs:
+            before = ma[i] if i in ma else Annotation.from_example(originals[i])
+            after = mb[i] if i in mb else Annotation.from_example(originals[i])
+            if before != after:
+                out.append(ExampleDiff(i, before, after))
+        return out
+
+    def dataset_container(self, dataset_id: int) -> str | None:
+        """The container the dataset's file had ("array", "lines", "object", "tsv")."""
+        row = self.con.execute("SELECT container FROM datasets WHERE dataset_id=?", [dataset_id]).fetchone()
+        return row[0] if row else None
+
+    # ------------------------------------------------------------------ for the review queue
+    def example_error_counts(self, run_id: int) -> dict[int, dict[str, int]]:
+        """A run's error rows per example and category (the stored taxonomy rows)."""
+        out: dict[int, dict[str, int]] = {}
+        for idx, cat, n in self.con.execute(
+                "SELECT idx, category, count(*) FROM errors WHERE run_id=? GROUP BY ALL ORDER BY 1, 2",
+                [run_id]).fetchall():
+            out.setdefault(idx, {})[cat] = n
+        return out
