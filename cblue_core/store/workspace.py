@@ -157,7 +157,10 @@ class Workspace(RunStore, SliceStore, AnnotationStore):
 
     def delete_dataset(self, dataset_id: int) -> None:
         with self._transaction():
-            for table in ("gold_spans", "gold_triples", "gold_terms", "examples"):
+            self.con.execute("DELETE FROM gold_version_heads WHERE version_id IN "
+                             "(SELECT version_id FROM gold_versions WHERE dataset_id=?)", [dataset_id])
+            for table in ("gold_spans", "gold_triples", "gold_terms", "examples", "annotation_events",
+                          "gold_versions"):
                 self.con.execute(f"DELETE FROM {table} WHERE dataset_id=?", [dataset_id])
             runs = [r[0] for r in self.con.execute("SELECT run_id FROM runs WHERE dataset_id=?",
                                                    [dataset_id]).fetchall()]

@@ -1,0 +1,172 @@
+"""Inference speed and memory, in one run:
+
+1. per built-in model: load time (target < 3 s) and p50/p95 latency of one 100-character
+   sentence on CPU after warm-up (target p50 < 50 ms);
+2. batch throughput of our Hugging Face predictor against the transformers ``pipeline`` on the
+   same checkpoint and the same sentences, with identical outputs (target >= 3x);
+3. peak memory (resident set) of the process.
+
+The throughput sentences are the sample data's texts in random order (mixed lengths, as in a
+real batch job); the latency sentence is 100 characters.
+
+    python bench/inference.py [--sentences N]
+
+The checkpoint of part 2 is a BERT encoder (4 layers, hidden 256, character vocabulary) with a
+sequence-classification head, randomly initialised: speed and equality of outputs do not depend
+on the weights having been trained, and no checkpoint can be downloaded here.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from cblue_core.io.validate import load  # noqa: E402
+from cblue_core.records import Example  # noqa: E402
+
+
+def sentences_100(n: int) -> list[str]:
+    """Real-looking 100-character sentences built from the sample CMeEE texts."""
+    texts = [e.text for e in load(ROOT / "sample_data/cblue/CMeEE/CMeEE_dev.json").examples]
+    joined = "".join(texts)
+    return [(joined[i * 37 % len(joined):] + joined)[:100] for i in range(n)]
+
+
+def mixed_sentences(n: int, seed: int = 0) -> list[str]:
+    """Texts of the sample data in a random order, lengths from a few characters to ~150, as a
+    real batch job sees them (the pipeline pads each batch to its longest member in input
+    order; our predictor sorts by length first)."""
+    import random
+
+    texts = []
+    for rel in ("cblue/CMeEE/CMeEE_dev.json", "cblue/CMeEE/CMeEE_train.json", "cblue/KUAKE-QIC/KUAKE-QIC_dev.json",
+                "cblue/CHIP-CTC/CHIP-CTC_dev.json", "cblue/CHIP-STS/CHIP-STS_dev.json"):
+        texts += [e.text for e in load(ROOT / "sample_data" / rel).examples]
+    rng = random.Random(seed)
+    out = [texts[rng.randrange(len(texts))] for _ in range(n)]
+    return out
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def bench_builtin(sentences: list[str]) -> list[dict]:
+    import torch
+
+    from cblue_core.models.loading import load_predictor
+    from cblue_core.models.registry import list_models
+    from cblue_core.tasks import Kind, get_task
+
+    torch.set_num_threads(2)
+    rows = []
+    for info in list_models():
+        if info.source != "built-in" or not info.ok:
+            continue
+        task = get_task(info.task)
+        start = time.perf_counter()
+        predictor = load_predictor(info.path, task=info.task)
+        load_s = time.perf_counter() - start
+        make = (lambda s: Example("b", 0, s[:50], text2=s[50:])) if task.kind is Kind.PAIR else \
+            (lambda s: Example("b", 0, s))
+        for s in sentences[:5]:                      # warm-up
+            predictor.predict([make(s)])
+        times = []
+        for s in sentences[:100]:
+            t = time.perf_counter()
+            predictor.predict([make(s)])
+            times.append((time.perf_counter() - t) * 1000)
+        times.sort()
+        rows.append({"model": info.name, "task": info.task, "load_s": round(load_s, 3),
+                     "p50_ms": round(statistics.median(times), 2),
+                     "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2),
+                     "size_mb": round(info.size_bytes / 1e6, 2)})
+    return rows
+
+
+def build_checkpoint(folder: Path, chars: list[str]) -> None:
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars
+    tok = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=False,
+                            tokenize_chinese_chars=True)
+    labels = ["病情诊断", "病因分析", "治疗方案", "就医建议", "指标解读", "疾病表述", "后果表述",
+              "注意事项", "功效作用", "医疗费用", "其他"]
+    config = BertConfig(vocab_size=len(vocab), hidden_size=256, num_hidden_layers=4,
+                        num_attention_heads=4, intermediate_size=1024, max_position_embeddings=160,
+                        num_labels=len(labels), id2label=dict(enumerate(labels)),
+                        label2id={l: i for i, l in enumerate(labels)})
+    config.cblue_task = "KUAKE-QIC"
+    model = BertForSequenceClassification(config)
+    model.save_pretrained(folder, safe_serialization=True)
+    tok.save_pretrained(folder)
+
+
+def bench_pipeline(sentences: list[str], batch_size: int = 32) -> dict:
+    """Our predictor (length-sorted batches of ``batch_size``) against the pipeline with its
+    default settings (one text at a time) and with the same batch size."""
+    import torch
+    from transformers import pipeline
+
+    from cblue_core.models.loading import load_predictor
+
+    torch.set_num_threads(2)
+    chars = sorted({c for s in sentences for c in s})
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "qic-bert"
+        build_checkpoint(folder, chars)
+        ours = load_predictor(folder, task="KUAKE-QIC")
+        peer = pipeline("text-classification", model=str(folder), tokenizer=str(folder), device=-1)
+        examples = [Example(str(i), i, s) for i, s in enumerate(sentences)]
+        ours.predict(examples[:batch_size], batch_size=batch_size)   # warm-up
+        peer(sentences[:batch_size], batch_size=batch_size)
+
+        def timed(fn):
+            t = time.perf_counter()
+            out = fn()
+            return out, time.perf_counter() - t
+        ours_out, ours_s = timed(lambda: ours.predict(examples, batch_size=batch_size))
+        default_out, default_s = timed(lambda: peer(sentences))
+        batched_out, batched_s = timed(lambda: peer(sentences, batch_size=batch_size))
+    same = sum(o.label == p["label"] == q["label"] for o, p, q in zip(ours_out, default_out, batched_out))
+    n = len(sentences)
+    return {"sentences": n, "batch_size": batch_size,
+            "ours_sent_per_s": round(n / ours_s, 1),
+            "pipeline_default_sent_per_s": round(n / default_s, 1),
+            "pipeline_batched_sent_per_s": round(n / batched_s, 1),
+            "speedup_vs_pipeline_default": round(default_s / ours_s, 2),
+            "speedup_vs_pipeline_same_batch": round(batched_s / ours_s, 2),
+            "identical_labels": f"{same}/{n}", "target_speedup": 3.0}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sentences", type=int, default=512)
+    args = ap.parse_args()
+    sents = sentences_100(max(args.sentences, 100))
+    builtin = bench_builtin(sents)
+    for row in builtin:
+        print("  ".join(f"{k}={v}" for k, v in row.items()))
+    if not builtin:
+        print("no built-in models under models/")
+    pipe = bench_pipeline(mixed_sentences(args.sentences))
+    for k, v in pipe.items():
+        print(f"{k:>22}: {v}")
+    result = {"builtin": builtin, "pipeline_comparison": pipe, "peak_rss_mb": round(peak_rss_mb(), 1)}
+    print(f"{'peak_rss_mb':>22}: {result['peak_rss_mb']}")
+    print(json.dumps(result, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
