@@ -9,6 +9,7 @@ st.set_page_config(page_title="CBLUE Studio", page_icon="🩺", layout="wide")
 
 PAGES = [
     st.Page("app_pages/datasets.py", title="Datasets", icon="📚", url_path="datasets", default=True),
+    st.Page("app_pages/live.py", title="Live", icon="⚡", url_path="live"),
     st.Page("app_pages/runs.py", title="Runs", icon="🏁", url_path="runs"),
     st.Page("app_pages/errors.py", title="Errors", icon="🔍", url_path="errors"),
     st.Page("app_pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),

@@ -52,6 +52,44 @@ def sidebar() -> None:
                       help="A DuckDB file; created and filled with the sample data when new. "
                            "Default: $CBLUE_STUDIO_DB or workspace/cblue_studio.duckdb.")
         st.text_input("Your name", key="user_name", placeholder="shown on your annotations")
+        devices = ["cpu"] + (["cuda"] if _cuda() else [])
+        st.selectbox("Device", devices, key="device",
+                     help="Where models run. CUDA appears when a GPU is present.")
+        st.text_input("Model folders", key="model_dirs", placeholder="/path/to/checkpoints",
+                      help="Extra folders with local checkpoints (os.pathsep-separated), besides "
+                           "the built-in models/ and $CBLUE_STUDIO_MODELS.")
+
+
+@st.cache_resource
+def _cuda() -> bool:
+    from cblue_core.models.devices import cuda_available
+    return cuda_available()
+
+
+def device_choice() -> str:
+    return st.session_state.get("device") or "cpu"
+
+
+def available_models():
+    from cblue_core.models.registry import list_models
+
+    extra = [p for p in (st.session_state.get("model_dirs") or "").split(os.pathsep) if p.strip()]
+    return list_models(extra)
+
+
+@st.cache_resource(max_entries=3, show_spinner="Loading the model…")
+def _load_model(path: str, task: str, device: str):
+    import time
+
+    from cblue_core.models.loading import load_predictor
+    start = time.perf_counter()
+    predictor = load_predictor(path, task=task, device=device)
+    return predictor, time.perf_counter() - start
+
+
+def load_model(path, task: str, device: str):
+    """(predictor, seconds its load took); at most 3 models stay loaded per process."""
+    return _load_model(str(path), task, device)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Scoring the run…")

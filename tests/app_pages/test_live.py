@@ -1,0 +1,97 @@
+"""Live page under AppTest with a tiny local checkpoint (a user model folder): normal mode,
+demo mode, the identifier warning."""
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app_pages.conftest import APP, html_of
+
+QIC = ["病情诊断", "病因分析", "治疗方案", "就医建议", "指标解读", "疾病表述", "后果表述", "注意事项",
+       "功效作用", "医疗费用", "其他"]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    folder = tmp_path_factory.mktemp("models") / "tiny-qic"
+    chars = sorted(set("糖尿病人能喝牛奶吗头痛怎么办感冒发烧吃什么药患者身份证号电话住院"
+                       "0123456789X，。？"))
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars
+    tok = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=False)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=128, num_labels=len(QIC),
+                        id2label=dict(enumerate(QIC)), label2id={l: i for i, l in enumerate(QIC)})
+    config.cblue_task = "KUAKE-QIC"
+    BertForSequenceClassification(config).save_pretrained(folder, safe_serialization=True)
+    tok.save_pretrained(folder)
+    return folder.parent
+
+
+@pytest.fixture
+def live(app, model_dir, monkeypatch):
+    monkeypatch.setenv("CBLUE_STUDIO_MODELS", str(model_dir))
+
+    def open_live(query=None) -> AppTest:
+        at = app(query)
+        at.run()
+        at.switch_page("app_pages/live.py")
+        for k, v in (query or {}).items():
+            at.query_params[k] = v
+        return at.run()
+    return open_live
+
+
+def choose_tiny(at: AppTest) -> AppTest:
+    at.selectbox(key="live_task").set_value("KUAKE-QIC").run()
+    at.selectbox(key="live_model").set_value("tiny-qic").run()
+    return at
+
+
+def test_predicts_typed_text(live):
+    at = choose_tiny(live())
+    assert not at.exception, at.exception
+    at.text_area(key="live_text").input("糖尿病人能喝牛奶吗？").run()
+    at.button(key="live_run").click().run()
+    assert not at.exception and not at.error
+    labels = {m.label for m in at.metric}
+    assert {"Latency / 耗时", "Device / 设备"} <= labels
+    body = html_of(at)
+    assert "糖尿病人能喝牛奶吗" in body
+    assert any(label in body for label in QIC)
+
+
+def test_dataset_example_shows_gold_beside_prediction(live):
+    at = choose_tiny(live())
+    at.radio(key="live_source").set_value("Dataset example").run()
+    at.button(key="live_run").click().run()
+    assert not at.exception and not at.error
+    assert html_of(at).count("cbr") > 0 and len(at.get("html")) >= 2
+
+
+def test_demo_mode_notice_and_no_json(live):
+    at = choose_tiny(live({"demo": "1"}))
+    assert at.toggle(key="live_demo").value
+    assert any("not for clinical use" in w.value for w in at.warning)
+    at.radio(key="live_source").set_value("Curated case").run()
+    at.button(key="live_run").click().run()
+    assert not at.exception and not at.error
+    assert not at.json and not at.get("code")
+
+
+def test_identifier_warning_blocks_until_confirmed(live):
+    at = choose_tiny(live({"demo": "1"}))
+    at.text_area(key="live_text").input("患者身份证号11010519491231002X，电话13812345678，头痛怎么办").run()
+    assert any("patient identifiers" in w.value for w in at.warning)
+    assert at.button(key="live_run").disabled
+    at.checkbox(key="live_confirm").check().run()
+    assert not at.button(key="live_run").disabled
+
+
+def test_missing_model_folder_is_a_message(app, monkeypatch, tmp_path):
+    monkeypatch.setenv("CBLUE_STUDIO_MODELS", str(tmp_path / "nowhere"))
+    at = app()
+    at.run()
+    at.switch_page("app_pages/live.py").run()
+    assert not at.exception
