@@ -13,6 +13,7 @@ PAGES = [
     st.Page("app_pages/runs.py", title="Runs", icon="🏁", url_path="runs"),
     st.Page("app_pages/errors.py", title="Errors", icon="🔍", url_path="errors"),
     st.Page("app_pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),
+    st.Page("app_pages/annotate.py", title="Annotate", icon="✏️", url_path="annotate"),
 ]
 
 page = st.navigation(PAGES)

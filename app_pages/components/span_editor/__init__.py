@@ -1,0 +1,121 @@
+"""The span editor: a Streamlit custom component served from local files (no CDN, no build).
+
+``span_editor(text, spans, types, *, key, big=False) -> dict | None`` (see
+``docs/annotation-api.md``). The frontend (``frontend/``: hand-written HTML, CSS and JavaScript)
+speaks the component protocol itself with ``window.parent.postMessage``. It draws nested spans
+as stacked layers, creates a span from a mouse selection, retypes or deletes a clicked span, and
+keeps a local undo stack; keys: 1-9 type, Delete/Backspace, Ctrl+S save, Ctrl+Z undo,
+Alt+→ / Alt+← next / previous example.
+
+The value returned is ``{"spans": [{"start", "end", "type"}, ...], "action": "change" | "save" |
+"next" | "prev" | "undo", "nonce": n, "doc": d}``; ``nonce`` grows with every action, so the page acts on
+a value once (a rerun returns the same value with the same nonce); ``doc`` is the ``doc``
+argument of the call the editor was showing when the action happened (None if not given).
+
+The page should read the value *before* it draws the editor (:func:`editor_value`, or
+``st.session_state[key]``) and pass the spans it keeps back in: the editor treats spans equal
+to its own last value as an echo (it keeps its undo stack), and any other spans as a reload.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import streamlit.components.v1 as components
+
+from cblue_core.render.palette import color_for
+
+FRONTEND = Path(__file__).resolve().parent / "frontend"
+ACTIONS = ("change", "save", "next", "prev", "undo")
+
+_component = components.declare_component("span_editor", path=str(FRONTEND))
+
+
+def _field(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return None
+
+
+def normalise_spans(spans: Iterable[Any] | None, length: int | None = None) -> list[dict]:
+    """Plain ``{"start", "end", "type"}`` dicts (from dicts or ``Span`` records), sorted by
+    (start, -end, type), duplicates and malformed or out-of-range spans dropped."""
+    out: dict[tuple[int, int, str], None] = {}
+    for s in spans or ():
+        a, b, t = _int(_field(s, "start")), _int(_field(s, "end")), _field(s, "type")
+        if a is None or b is None or t is None or not 0 <= a < b:
+            continue
+        if length is not None and b > length:
+            continue
+        out.setdefault((a, b, str(t)), None)
+    return [{"start": a, "end": b, "type": t} for a, b, t in sorted(out, key=lambda k: (k[0], -k[1], k[2]))]
+
+
+def editor_types(types: Iterable[Any]) -> list[dict]:
+    """``{"code", "zh", "en", "colour"}`` per type; ``colour`` is the palette index that
+    :func:`cblue_core.render.palette.color_for` gives the type in this order (same colours as
+    the read-only renderer)."""
+    rows = []
+    for t in types:
+        if isinstance(t, str):
+            rows.append({"code": t, "zh": t, "en": ""})
+        else:
+            code = str(_field(t, "code"))
+            rows.append({"code": code, "zh": str(_field(t, "zh") or code), "en": str(_field(t, "en") or "")})
+    order = [r["code"] for r in rows]
+    for r in rows:
+        r["colour"] = color_for(r["code"], order).index
+    return rows
+
+
+def parse_value(value: Any, length: int | None = None) -> dict | None:
+    """The component's value checked and normalised, or None when it is not one."""
+    if not isinstance(value, Mapping):
+        return None
+    action, nonce = value.get("action"), _int(value.get("nonce"))
+    if action not in ACTIONS or nonce is None or not isinstance(value.get("spans"), list):
+        return None
+    doc = value.get("doc")
+    return {"spans": normalise_spans(value["spans"], length), "action": action, "nonce": nonce,
+            "doc": doc if isinstance(doc, str) else None}
+
+
+def editor_value(key: str, length: int | None = None) -> dict | None:
+    """The editor's latest value from the session state (readable before the editor is drawn
+    in this run), checked and normalised; None when there is none."""
+    import streamlit as st
+
+    return parse_value(st.session_state.get(key), length)
+
+
+def span_editor(text: str, spans: Iterable[Any], types: Iterable[Any], *, key: str,
+                big: bool = False, doc: str | None = None) -> dict | None:
+    """Show the editor; return its latest value (see the module docstring) or None.
+
+    ``spans``: dicts or ``Span`` records (half-open offsets over the text's characters);
+    ``types``: ``{"code", "zh", "en"}`` dicts, ``Label`` records or codes (1-9 pick the first
+    nine); ``doc``: an identity of the document (dataset and example), so that the editor
+    starts afresh (empty undo stack) when it changes even if the text does not.
+    """
+    import streamlit as st
+
+    text = "" if text is None else str(text)
+    shown = normalise_spans(spans, len(text))
+    last = parse_value(st.session_state.get(key), len(text))
+    # The page passes back the editor's own last state (an echo) or a state from elsewhere
+    # (another example, a reload after save or revert): the editor keeps its undo stack on an
+    # echo and starts again from the spans given otherwise.
+    echo = last["nonce"] if last is not None and last["spans"] == shown else None
+    value = _component(text=text, spans=shown, types=editor_types(types), big=bool(big),
+                       doc=doc, echo=echo, key=key, default=None)
+    return parse_value(value, len(text))
