@@ -5,15 +5,15 @@ import streamlit as st
 
 from app_pages.common import sidebar
 
-st.set_page_config(page_title="CBLUE Studio", page_icon="🩺", layout="wide")
+st.set_page_config(page_title="CBLUE Studio", page_icon=":material/stethoscope:", layout="wide")
 
 PAGES = [
-    st.Page("app_pages/datasets.py", title="Datasets", icon="📚", url_path="datasets", default=True),
-    st.Page("app_pages/live.py", title="Live", icon="⚡", url_path="live"),
-    st.Page("app_pages/runs.py", title="Runs", icon="🏁", url_path="runs"),
-    st.Page("app_pages/errors.py", title="Errors", icon="🔍", url_path="errors"),
-    st.Page("app_pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),
-    st.Page("app_pages/annotate.py", title="Annotate", icon="✏️", url_path="annotate"),
+    st.Page("app_pages/datasets.py", title="Datasets", icon=":material/dataset:", url_path="datasets", default=True),
+    st.Page("app_pages/live.py", title="Live", icon=":material/bolt:", url_path="live"),
+    st.Page("app_pages/runs.py", title="Runs", icon=":material/flag:", url_path="runs"),
+    st.Page("app_pages/errors.py", title="Errors", icon=":material/search:", url_path="errors"),
+    st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("app_pages/annotate.py", title="Annotate", icon=":material/edit:", url_path="annotate"),
 ]
 
 page = st.navigation(PAGES)
