@@ -42,8 +42,8 @@ for col, name in zip(cols, shown):
     if ci:
         col.caption(f"95% CI {fmt(ci[0])} – {fmt(ci[1])}")
 
-tab_labels, tab_matrix, tab_taxonomy, tab_buckets, tab_slices = st.tabs(
-    ["Per label", "Confusion matrix", "Error taxonomy", "Buckets", "Slices"])
+tab_labels, tab_matrix, tab_taxonomy, tab_buckets, tab_slices, tab_gold = st.tabs(
+    ["Per label", "Confusion matrix", "Error taxonomy", "Buckets", "Slices", "Corrected gold"])
 
 # ---------------------------------------------------------------- per label
 with tab_labels:
@@ -202,6 +202,32 @@ with tab_slices:
             st.query_params["slice"] = chosen
             pred_txt = next(s.predicate for s in slices if s.name == chosen)
             select_filter({"slice": chosen, "idx_in": tuple(ws.slice_indices(run.dataset_id, pred_txt))})
+
+# ---------------------------------------------------------------- corrected gold
+with tab_gold:
+    from cblue_core.annotation.rescore import error_changes
+
+    edited = ws.edited_indices(run.dataset_id)
+    if not edited:
+        st.info("No gold correction on this split yet (see the Annotate page).")
+    else:
+        names = ["current"] + [v.name for v in ws.versions(run.dataset_id)]
+        version = st.selectbox("Gold version", names, key="err_gold_version",
+                               help="current = the original plus every saved correction")
+        changes = error_changes(ws, run.run_id, None if version == "current" else version)
+        g = st.columns(3)
+        g[0].metric(f"{changes.headline} on the original gold", fmt(changes.before))
+        g[1].metric(f"{changes.headline} on {version}", fmt(changes.after),
+                    delta=None if changes.delta is None else f"{changes.delta:+.4f}")
+        g[2].metric("Examples whose errors changed", len(changes.examples))
+        st.caption(f"{len(edited)} corrected examples. Errors that disappear on the corrected gold "
+                   "were annotation noise rather than model errors.")
+        for title, rows in (("Errors that disappear", changes.fixed), ("Errors that appear", changes.new)):
+            st.markdown(f"**{title}** ({len(rows)})")
+            if rows:
+                st.dataframe(pd.DataFrame(rows)[[c for c in ("idx", "category", "gold_label", "pred_label",
+                                                             "gold_text", "pred_text") if c in rows[0]]],
+                             hide_index=True, width="stretch")
 
 # ---------------------------------------------------------------- examples behind the selection
 st.subheader("Examples behind the selection")

@@ -126,3 +126,34 @@ def test_compare_page(open_page, runs_db):
     assert any(r.key == "cmp_list" for r in at.radio)
     at.radio(key="cmp_list").set_value("B right, A wrong").run()
     assert not at.exception and html_of(at)
+
+
+def test_corrected_gold_shows_errors_that_disappear(tmp_path, monkeypatch):
+    """Correct the gold of one example so that run A's spurious entity becomes right: the
+    Errors page's Corrected gold tab shows the score change and the error that disappears."""
+    from cblue_core.annotation.model import Annotation
+
+    db = tmp_path / "gold.duckdb"
+    ws = connect(db)
+    bootstrap_sample_data(ws, SAMPLE_DATA)
+    did = ws.find_dataset("CMeEE", "dev").dataset_id
+    run = import_run(ws, did, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json", name="A").run_id
+    spurious = ws.error_rows(run, category="spurious").iloc[0]
+    idx = int(spurious.idx)
+    current, revision = ws.current_annotation(did, idx)
+    from cblue_core.records import Span
+    added = Span(int(spurious.pred_start), int(spurious.pred_end), spurious.pred_label, spurious.pred_text)
+    ws.save_annotation(did, idx, Annotation(spans=current.spans + (added,)), author="tester",
+                       reason="the model was right", base_revision=revision)
+    ws.close()
+    monkeypatch.setenv("CBLUE_STUDIO_DB", str(db))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("app_pages/errors.py")
+    at.query_params["run"] = str(run)
+    at.run()
+    assert not at.exception
+    deltas = [m for m in at.metric if m.label.startswith("f1 on current")]
+    assert deltas and deltas[0].delta.startswith("+")
+    fixed = [d.value for d in at.dataframe if "category" in d.value.columns and len(d.value)]
+    assert any((f["category"] == "spurious").any() and (f["idx"] == idx).any() for f in fixed)
