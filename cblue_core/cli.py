@@ -154,6 +154,22 @@ def _fmt(value, scale: int) -> str:
     return f"{value:.4f}" if scale == 1 else f"{value:.4f} (0-100)"
 
 
+def cmd_train(args) -> int:
+    from .models.builtin import train
+
+    try:
+        card = train(args.task, args.data, args.out, seed=args.seed, resume=args.resume,
+                     progress=not args.no_progress, max_minutes=args.max_minutes)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    metrics = card.dev_metrics.get("metrics", {})
+    headline = card.dev_metrics.get("headline", "")
+    print(f"trained {card.name} ({card.kind}) for {card.task} in {card.training.get('time_s', 0):.0f} s; "
+          f"dev {headline} = {metrics.get(headline, float('nan')):.4f}; saved to {args.out}")
+    return 0
+
+
 def cmd_tasks(args) -> int:
     if args.json:
         _print_json({"tasks": [{"name": t.name, "family": t.family.value, "kind": t.kind.value,
@@ -208,6 +224,16 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
     ev.add_argument("--seed", type=int, default=0)
     ev.set_defaults(func=cmd_evaluate)
+
+    tr = sub.add_parser("train", help="train a built-in model on a CBLUE folder (CPU)")
+    tr.add_argument("--task", required=True)
+    tr.add_argument("--data", required=True, help="a CBLUE folder, e.g. ../shared/cblue or sample_data/cblue")
+    tr.add_argument("--out", required=True, help="the model folder to write")
+    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--resume", action="store_true", help="continue from out/checkpoint")
+    tr.add_argument("--max-minutes", type=float, default=30)
+    tr.add_argument("--no-progress", action="store_true")
+    tr.set_defaults(func=cmd_train)
 
     from .models.commands import build_parser_hooks
     build_parser_hooks(sub)   # models, predict
