@@ -36,7 +36,10 @@ def app_url(tmp_path_factory):
     port = _free_port()
     db = tmp_path_factory.mktemp("browser") / "workspace.duckdb"
     _prepare_workspace(db)
-    env = dict(os.environ, CBLUE_STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    models = tmp_path_factory.mktemp("models")
+    _tiny_classifier(models / "tiny-qic")
+    env = dict(os.environ, CBLUE_STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+               CBLUE_STUDIO_MODELS=str(models))
     log = open(tmp_path_factory.mktemp("log") / "streamlit.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
@@ -76,6 +79,25 @@ def _prepare_workspace(db: Path) -> None:
     did = ws.find_dataset("CMeEE", "dev").dataset_id
     import_run(ws, did, ROOT / "sample_data/cblue/CMeEE/CMeEE_dev.pred.json", name="sample model")
     ws.close()
+
+
+def _tiny_classifier(folder: Path) -> None:
+    """A tiny KUAKE-QIC checkpoint (random weights), so the Live page has a model to run even
+    where the built-in models are absent."""
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    from cblue_core.tasks import get_task
+
+    labels = list(get_task("KUAKE-QIC").label_codes)
+    chars = sorted(set("糖尿病人能喝牛奶吗头痛怎么办感冒发烧吃什么药患者咳嗽三天伴发热，。？"))
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars
+    tok = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=False)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=128, num_labels=len(labels),
+                        id2label=dict(enumerate(labels)), label2id={l: i for i, l in enumerate(labels)})
+    config.cblue_task = "KUAKE-QIC"
+    BertForSequenceClassification(config).save_pretrained(folder, safe_serialization=True)
+    tok.save_pretrained(folder)
 
 
 @pytest.fixture(scope="session")
