@@ -36,12 +36,18 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def training_threads(n: int = 2) -> None:
-    """The training machine has 2 cores shared with others: never use more."""
+def training_threads(n: int | None = None) -> int:
+    """Threads for training: ``CBLUE_TRAIN_THREADS`` (default 2, never more than 2: the
+    training machine has 2 cores shared with others). On a busy machine 1 thread is faster
+    than 2 (the second thread's barrier waits stall every operation), hence the variable."""
+    if n is None:
+        n = int(os.environ.get("CBLUE_TRAIN_THREADS", "2") or 2)
+    n = max(1, min(2, n))
     try:
         torch.set_num_threads(n)
     except RuntimeError:  # pragma: no cover - set after parallel work started
         pass
+    return n
 
 
 def progress_bar(iterable: Iterable | None = None, *, enabled: bool = True, **kw):
@@ -175,10 +181,10 @@ class Checkpoint:
 
 def epoch_loop(model: torch.nn.Module, opt: torch.optim.Optimizer, epochs: int, run_epoch,
                out_dir: str | Path, *, resume: bool, max_minutes: float, seed: int,
-               progress: bool, scheduler=None) -> dict:
+               progress: bool, scheduler=None, done=None) -> dict:
     """Run ``run_epoch(epoch) -> mean loss`` for ``epochs`` epochs, checkpointing after each and
     resuming from ``out_dir/checkpoint`` when asked. Stops early (after a whole epoch) when
-    ``max_minutes`` would be exceeded by another epoch. Returns the training state: epochs
+    ``max_minutes`` would be exceeded by another epoch, or when ``done()`` says so. Returns the training state: epochs
     done, per-epoch losses, seconds (summed over resumed runs)."""
     ckpt = Checkpoint(out_dir)
     state = {"epoch": 0, "losses": [], "time_s": 0.0, "stopped_early": False}
@@ -206,6 +212,8 @@ def epoch_loop(model: torch.nn.Module, opt: torch.optim.Optimizer, epochs: int, 
         per_epoch = time.perf_counter() - t0
         if state["epoch"] < epochs and state["time_s"] + per_epoch > max_minutes * 60:
             state["stopped_early"] = True
+            break
+        if done is not None and done():
             break
     bar.close()
     return state

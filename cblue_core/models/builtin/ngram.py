@@ -83,6 +83,8 @@ class NgramConfig:
     lr: float = 3e-3
     weight_decay: float = 0.0
     class_weight: float = 0.0     # 0: plain CE; 1: inverse-frequency weights; in between: power
+    set_bags: bool = True         # pairs: bags of shared and one-sided n-grams
+    overlap: bool = True          # pairs: lexical-overlap numbers
     vocab_size: int = 0
 
 
@@ -92,9 +94,14 @@ class NgramNet(nn.Module):
         self.cfg = cfg
         self.emb = nn.EmbeddingBag(max(cfg.vocab_size, 1), cfg.dim, mode="mean")
         nn.init.normal_(self.emb.weight, std=0.1)
-        n_in = cfg.dim * (7 if cfg.pair else 1) + (N_DENSE if cfg.pair else 0)
-        self.mlp = nn.Sequential(nn.Dropout(cfg.dropout), nn.Linear(n_in, cfg.hidden), nn.ReLU(),
-                                 nn.Dropout(cfg.dropout), nn.Linear(cfg.hidden, len(cfg.labels)))
+        n_in = cfg.dim
+        if cfg.pair:
+            n_in = cfg.dim * (7 if cfg.set_bags else 4) + (N_DENSE if cfg.overlap else 0)
+        if cfg.hidden:
+            self.mlp = nn.Sequential(nn.Dropout(cfg.dropout), nn.Linear(n_in, cfg.hidden), nn.ReLU(),
+                                     nn.Dropout(cfg.dropout), nn.Linear(cfg.hidden, len(cfg.labels)))
+        else:                      # fastText proper: one linear layer over the mean embedding
+            self.mlp = nn.Sequential(nn.Dropout(cfg.dropout), nn.Linear(n_in, len(cfg.labels)))
 
     def bag(self, bags: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         return self.emb(bags[0], bags[1])
@@ -103,9 +110,12 @@ class NgramNet(nn.Module):
         if not self.cfg.pair:
             return self.mlp(self.bag(batch["a"]))
         a, b = self.bag(batch["a"]), self.bag(batch["b"])
-        x = torch.cat([a, b, (a - b).abs(), a * b, self.bag(batch["ab"]), self.bag(batch["a_b"]),
-                       self.bag(batch["b_a"]), batch["dense"]], dim=-1)
-        return self.mlp(x)
+        parts = [a, b, (a - b).abs(), a * b]
+        if self.cfg.set_bags:
+            parts += [self.bag(batch["ab"]), self.bag(batch["a_b"]), self.bag(batch["b_a"])]
+        if self.cfg.overlap:
+            parts.append(batch["dense"])
+        return self.mlp(torch.cat(parts, dim=-1))
 
 
 class Featurizer:
@@ -283,7 +293,8 @@ def fit(net: NgramNet, x: list[dict], y: torch.Tensor, cfg: NgramConfig, out_dir
         return total / max(n, 1)
 
     state = C.epoch_loop(net, opt, cfg.epochs, run_epoch, out_dir, resume=resume,
-                         max_minutes=max_minutes, seed=seed, progress=progress, scheduler=sched)
+                         max_minutes=max_minutes, seed=seed, progress=progress, scheduler=sched,
+                         done=lambda: max_steps is not None and len(step_losses) >= max_steps)
     state["step_losses"] = step_losses
     net.eval()
     return state
@@ -300,7 +311,7 @@ def majority_baseline(task: TaskSpec, train: Sequence[Example], dev: Sequence[Ex
 def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: int = 0,
           resume: bool = False, progress: bool = True, max_minutes: float = 30,
           overrides: dict | None = None, tried: list[str] | None = None) -> ModelCard:
-    C.training_threads()
+    threads = C.training_threads()
     task = get_task(task_name)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -320,6 +331,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     state = fit(net, x, y, cfg, out_dir, seed=seed, resume=resume, progress=progress,
                 max_minutes=max_minutes)
     save(out_dir, net, feat.vocab)
+    net.load_state_dict(C.load_tensors(out_dir / "model.safetensors"))   # score what is shipped
     train_time = state["time_s"]
     card = ModelCard(name=out_dir.name, task=task.name, kind=KIND, labels=list(cfg.labels),
                      description=_description(task, cfg))
@@ -341,12 +353,13 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "selection": "hyperparameters chosen by dev-set measurement (no separate validation "
                      "split), so dev scores are slightly optimistic, as are the paper's dev scores",
         "tried": tried or [],
-        "threads": 2,
+        "threads": threads,
     }
     card.dev_metrics = dev_summary
     card.baselines = baselines
     card.extra = {"vocab_size": cfg.vocab_size, "weights_dtype": "float16 embedding, float32 MLP"}
-    C.Checkpoint(out_dir).clear()
+    if not state["stopped_early"]:         # a run cut short keeps its checkpoint for --resume
+        C.Checkpoint(out_dir).clear()
     return C.finish_card(out_dir, card, readme_text(card))
 
 
@@ -383,8 +396,8 @@ def readme_text(card: ModelCard) -> str:
 official dev file `{tr['data']['dev']}` ({tr['data']['dev_examples']} examples) with CBLUE Studio's
 own evaluator (95% bootstrap interval, 1000 resamples).
 
-**Training.** `{tr['command']}`; seed {tr['seed']}, {tr['epochs']} epochs, {tr['time_s']} s on 2 CPU
-threads. {tr['selection']}.
+**Training.** `{tr['command']}`; seed {tr['seed']}, {tr['epochs']} epochs, {tr['time_s']} s on {tr['threads']} CPU
+thread(s). {tr['selection']}.
 
 **Dev score.** {dev}.
 
