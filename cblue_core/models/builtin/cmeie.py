@@ -112,20 +112,14 @@ class Schemas:
         return opts[0]
 
 
-class RelationModel(Predictor):
+class RelationModel(C.NetPredictor):
     batch_size = 16
     max_mentions = 80
 
     def __init__(self, net: RelNet, vocab: Vocab, schemas: Schemas, card: ModelCard, task: TaskSpec,
                  threshold: float = 0.5):
-        self.net, self.vocab, self.schemas = net.eval(), vocab, schemas
-        self.card, self.task, self.threshold = card, task, threshold
-        self.labels = list(net.cfg.labels)
-
-    def to(self, device: str) -> "RelationModel":
-        self.net.to(device)
-        self.device = device
-        return self
+        super().__init__(net, card, task)
+        self.vocab, self.schemas, self.threshold = vocab, schemas, threshold
 
     def mentions(self, texts: Sequence[str]):
         chars, bis, lengths = batch_tensors(self.vocab, texts)

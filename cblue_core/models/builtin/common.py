@@ -22,7 +22,7 @@ from safetensors.torch import load_file, save_file
 from ...io.validate import load
 from ...records import Example
 from ...tasks import TaskSpec, get_task
-from ..base import ModelCard, folder_size
+from ..base import ModelCard, Predictor, folder_size
 
 CHECKPOINT = "checkpoint"
 CARD_FILE = "model_card.json"
@@ -277,3 +277,19 @@ __all__ = ["set_seed", "training_threads", "progress_bar", "task_dir", "find_spl
            "gold_label", "seeded_split", "save_tensors", "load_tensors", "Checkpoint", "epoch_loop",
            "read_card", "finish_card", "write_json", "read_json", "command_line", "fmt_metric",
            "get_task", "shipped_size"]
+
+
+class NetPredictor(Predictor):
+    """A built-in predictor around one torch module: holds it in eval mode with its card, task
+    and labels, and moves it between devices."""
+
+    def __init__(self, net, card: ModelCard, task: TaskSpec):
+        self.net = net.eval()
+        self.card = card
+        self.task = task
+        self.labels = list(net.cfg.labels)
+
+    def to(self, device: str) -> "NetPredictor":
+        self.net.to(device)
+        self.device = device
+        return self

@@ -167,20 +167,12 @@ class Featurizer:
         return out
 
 
-class NgramClassifier(Predictor):
+class NgramClassifier(C.NetPredictor):
     batch_size = 256
 
     def __init__(self, net: NgramNet, feat: Featurizer, card: ModelCard, task: TaskSpec):
-        self.net = net.eval()
+        super().__init__(net, card, task)
         self.feat = feat
-        self.card = card
-        self.task = task
-        self.labels = list(net.cfg.labels)
-
-    def to(self, device: str) -> "NgramClassifier":
-        self.net.to(device)
-        self.device = device
-        return self
 
     def probabilities(self, batch: Sequence[Example]) -> torch.Tensor:
         x = Featurizer.collate(self.feat.encode(batch))

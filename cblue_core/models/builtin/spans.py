@@ -307,20 +307,12 @@ def decode(logits: torch.Tensor, lengths: Sequence[int], labels: Sequence[str],
     return out
 
 
-class SpanModel(Predictor):
+class SpanModel(C.NetPredictor):
     batch_size = 16
 
     def __init__(self, net: SpanNet, vocab: Vocab, card: ModelCard, task: TaskSpec):
-        self.net = net.eval()
+        super().__init__(net, card, task)
         self.vocab = vocab
-        self.card = card
-        self.task = task
-        self.labels = list(net.cfg.labels)
-
-    def to(self, device: str) -> "SpanModel":
-        self.net.to(device)
-        self.device = device
-        return self
 
     def spans(self, texts: Sequence[str]) -> list[list[tuple[int, int, str, float]]]:
         chars, bis, lengths = batch_tensors(self.vocab, texts)
