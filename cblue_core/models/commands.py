@@ -30,9 +30,15 @@ def _size(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def cmd_models(json_out: bool, extra_dirs: Sequence[str] = ()) -> int:
-    """List built-in and user models (``$CBLUE_STUDIO_MODELS``, ``extra_dirs``)."""
+def cmd_models(json_out: bool, extra_dirs: Sequence[str] = (), markdown: bool = False) -> int:
+    """List built-in and user models (``$CBLUE_STUDIO_MODELS``, ``extra_dirs``); ``markdown``
+    prints the built-in models' score table (the README's)."""
     models = list_models(extra_dirs)
+    if markdown:
+        from .report import scores_table
+
+        print(scores_table(models))
+        return 0
     if json_out:
         print(json.dumps({"models": [m.to_json() for m in models]}, ensure_ascii=False, indent=2))
         return 0
@@ -163,7 +169,7 @@ def _generation_args(args) -> dict | None:
 
 
 def run_models(args) -> int:
-    return cmd_models(args.json, extra_dirs=args.dir or ())
+    return cmd_models(args.json, extra_dirs=args.dir or (), markdown=args.markdown)
 
 
 def run_predict(args) -> int:
@@ -178,6 +184,8 @@ def build_parser_hooks(subparsers) -> None:
     ``func`` takes the parsed args and returns an exit code, like the other commands)."""
     m = subparsers.add_parser("models", help="list built-in and user models")
     m.add_argument("--json", action="store_true", help="print one JSON object")
+    m.add_argument("--markdown", action="store_true",
+                   help="print the built-in models' dev scores beside the paper's BERT-base (README table)")
     m.add_argument("--dir", action="append", metavar="FOLDER",
                    help="extra model folder (or folder of model folders); repeatable")
     m.set_defaults(func=run_models)

@@ -438,7 +438,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                  "train_candidate_recall": round(float(y.sum()) / max(gold_total, 1), 4)},
         "split": "official train file (memory and reranker rows, each text left out of its own "
                  "memory); official dev file for the reported score",
-        "command": C.command_line(task.name, data_dir, out_dir, seed),
+        "command": C.command_line(task.name, data_dir, out_dir, seed, threads),
         "seed": seed, "epochs": state["epoch"], "losses": [round(v, 5) for v in state["losses"]],
         "stopped_early": state["stopped_early"], "time_s": round(time.perf_counter() - t0, 1),
         "hyperparameters": {**{k: v for k, v in asdict(cfg).items() if k != "task"},

@@ -258,8 +258,10 @@ def shipped_size(folder: str | Path) -> int:
                                   if (Path(folder) / CHECKPOINT).is_dir() else 0)
 
 
-def command_line(task: str, data_dir: str | Path, out_dir: str | Path, seed: int) -> str:
-    return (f"python -m cblue_core train --task {task} --data {data_dir} --out {out_dir}"
+def command_line(task: str, data_dir: str | Path, out_dir: str | Path, seed: int,
+                 threads: int | None = None) -> str:
+    env = f"CBLUE_TRAIN_THREADS={threads} " if threads not in (None, 2) else ""
+    return (f"{env}python -m cblue_core train --task {task} --data {data_dir} --out {out_dir}"
             + (f" --seed {seed}" if seed else ""))
 
 

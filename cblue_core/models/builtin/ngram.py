@@ -221,7 +221,7 @@ def load_model(folder: str | Path, device: str = "cpu") -> NgramClassifier:
 
 # Chosen by dev measurement (see each model card's training.tried).
 DEFAULTS: dict[str, dict] = {
-    "CHIP-CTC": dict(epochs=12, dim=48, hidden=256, max_vocab=60000, class_weight=0.5, dropout=0.3),
+    "CHIP-CTC": dict(epochs=12, dim=32, hidden=256, max_vocab=50000, class_weight=0.5, dropout=0.3),
     "KUAKE-QIC": dict(epochs=15, dim=48, hidden=128, max_vocab=40000, dropout=0.4),
     "CHIP-STS": dict(epochs=12, dim=32, hidden=128, max_vocab=40000),
     "KUAKE-QTR": dict(epochs=8, dim=32, hidden=128, max_vocab=50000),
@@ -337,7 +337,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "data": {"train": _rel(train_path), "dev": _rel(dev_path),
                  "train_examples": len(x), "dev_examples": len(dev_ex)},
         "split": "official train file for training; official dev file for the reported score",
-        "command": C.command_line(task.name, data_dir, out_dir, seed),
+        "command": C.command_line(task.name, data_dir, out_dir, seed, threads),
         "seed": seed, "epochs": state["epoch"], "losses": [round(v, 5) for v in state["losses"]],
         "stopped_early": state["stopped_early"], "time_s": round(train_time, 1),
         "total_time_s": round(time.perf_counter() - t0, 1),

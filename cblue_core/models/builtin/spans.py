@@ -455,7 +455,17 @@ def fit(net: SpanNet, vocab: Vocab, items, cfg: SpanConfig, out_dir: Path, *, se
 
 # ---------------------------------------------------------------------- CMeEE entry point
 
-DEFAULTS: dict[str, dict] = {"CMeEE": {}}
+def describe(cfg: SpanConfig) -> str:
+    head = ("a GlobalPointer-style head (rotary start.end score + per-type start, end and width "
+            "biases; multi-label, so a span may hold several types)" if cfg.head == "pointer"
+            else "an MLP head (softmax over no entity + the types)")
+    return (f"{cfg.task} span classifier over all spans up to {cfg.max_span} characters with "
+            f"{head}, on a {cfg.layers}-layer character BiLSTM (hidden {cfg.hidden}, char "
+            f"{cfg.char_dim} + bigram {cfg.bigram_dim} embeddings), trained from scratch; predicts "
+            "nested entities.")
+
+
+DEFAULTS: dict[str, dict] = {"CMeEE": {"head": "pointer"}}
 TINY = dict(char_dim=16, bigram_dim=8, hidden=16, layers=1, span_dim=16, max_span=12,
             dropout=0.0, epochs=2, batch_size=4, lr=1e-2, min_bigram_count=1)
 
@@ -513,11 +523,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     save(out_dir, net, vocab)
     net.load_state_dict(C.load_tensors(out_dir / "model.safetensors"))   # score what is shipped
     card = ModelCard(name=out_dir.name, task=task.name, kind=KIND, labels=labels,
-                     description=(f"{task.name} span classifier over all spans up to {cfg.max_span} "
-                                  f"characters on a {cfg.layers}-layer character BiLSTM "
-                                  f"(hidden {cfg.hidden}, char {cfg.char_dim} + bigram "
-                                  f"{cfg.bigram_dim} embeddings), trained from scratch; predicts "
-                                  f"nested entities."))
+                     description=describe(cfg))
     dev_summary, baselines = {}, {}
     if dev_ex:
         model = SpanModel(net, vocab, card, task)
@@ -529,7 +535,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                  "train_examples": len(train_ex), "train_pieces": len(items),
                  "dev_examples": len(dev_ex)},
         "split": "train file for training; official dev file for the reported score",
-        "command": C.command_line(task.name, data_dir, out_dir, seed),
+        "command": C.command_line(task.name, data_dir, out_dir, seed, threads),
         "seed": seed, "epochs": state["epoch"], "losses": [round(v, 5) for v in state["losses"]],
         "stopped_early": state["stopped_early"], "time_s": round(state["time_s"], 1),
         "total_time_s": round(time.perf_counter() - t0, 1),

@@ -1,0 +1,52 @@
+"""The built-in models' score table: computed from the cards, identical to the README's."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from cblue_core.models.base import ModelCard
+from cblue_core.models.registry import ModelInfo, scan
+from cblue_core.models.report import PAPER_BERT_BASE, scores_table, strongest_baseline
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def card(task: str, headline: str, value: float, **extra) -> ModelCard:
+    return ModelCard(
+        name=task.lower(), task=task, kind="test-kind", size_bytes=3 * 1024 * 1024,
+        training={"time_s": 125},
+        dev_metrics={"headline": headline, "metrics": {headline: value},
+                     "intervals": {headline: [value - 0.01, value + 0.01]}},
+        baselines={"majority_class": {"metrics": {headline: 0.2}},
+                   "dictionary": {"metrics": {headline: 0.3}},
+                   "no_headline": {"metrics": {"other": 0.9}}},
+        extra=extra)
+
+
+def info(c: ModelCard, source: str = "built-in") -> ModelInfo:
+    return ModelInfo(name=c.name, task=c.task, kind=c.kind, path=Path("/x") / c.name, source=source,
+                     size_bytes=c.size_bytes, card=c)
+
+
+def test_row_values_and_missing_tasks():
+    table = scores_table([info(card("KUAKE-QIC", "accuracy", 0.7422)),
+                          info(card("CMeIE", "f1", 0.35, not_comparable_with_leaderboard=True)),
+                          info(card("CHIP-STS", "macro_f1", 0.9), source="user")])
+    lines = table.splitlines()
+    assert len(lines) == 2 + len(PAPER_BERT_BASE)
+    qic = next(l for l in lines if l.startswith("| KUAKE-QIC"))
+    assert qic == ("| KUAKE-QIC | `kuake-qic` (test-kind) | accuracy | 74.2 (73.2-75.2) | 84.3 | 63.2 | "
+                   "dictionary 30.0 | 2 min | 3.0 MB |")
+    assert "held-out 20% of dev, not comparable" in next(l for l in lines if l.startswith("| CMeIE"))
+    # user models never fill the built-in table
+    assert next(l for l in lines if l.startswith("| CHIP-STS")).startswith("| CHIP-STS | none shipped")
+
+
+def test_strongest_baseline_ignores_other_metrics():
+    assert strongest_baseline(card("CMeEE", "f1", 0.5), "f1") == ("dictionary", 0.3)
+    assert strongest_baseline(ModelCard(name="x", task="CMeEE", kind="k"), "f1") is None
+
+
+def test_readme_table_is_the_cards_table():
+    table = scores_table(list(scan(ROOT / "models", "built-in")))   # the registry is isolated in tests
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert table in readme, "README's model table is stale: paste `python -m cblue_core models --markdown`"
