@@ -116,6 +116,11 @@ if probs:
     frame = pd.DataFrame({"label": [task.display_label(k) for k in probs], "probability": list(probs.values())})
     st.bar_chart(frame.sort_values("probability", ascending=False).head(10), x="label", y="probability",
                  horizontal=True)
+triple_scores = pred.meta.get("triple_scores") if pred.meta else None
+if triple_scores and not demo:
+    st.dataframe(pd.DataFrame([{"subject": t.subject, "predicate": task.display_label(t.predicate),
+                                "object": t.object, "score": sc}
+                               for t, sc in zip(pred.triples, triple_scores)]), hide_index=True)
 if not demo and pred.meta.get("generation"):
     with st.expander("Raw generation"):
         st.text(pred.meta["generation"])

@@ -2,6 +2,8 @@
 demo mode, the identifier warning."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -95,3 +97,20 @@ def test_missing_model_folder_is_a_message(app, monkeypatch, tmp_path):
     at.run()
     at.switch_page("app_pages/live.py").run()
     assert not at.exception
+
+
+@pytest.mark.skipif(not (Path(APP).parent / "models" / "cmeie" / "model_card.json").is_file(),
+                    reason="the built-in CMeIE model is not in this checkout")
+def test_builtin_relation_model_shows_triples_with_scores(live):
+    at = live()
+    at.selectbox(key="live_task").set_value("CMeIE").run()
+    at.selectbox(key="live_model").set_value("cmeie").run()
+    at.text_area(key="live_text").input("肺炎@肺炎患者常见发热、咳嗽和胸痛，可用阿莫西林治疗。").run()
+    at.button(key="live_run").click().run()
+    assert not at.exception and not at.error
+    body = html_of(at)                            # the text is cut into marked mentions
+    assert "肺炎" in body and "发热" in body and "常见" in body
+    frame = at.dataframe[0].value                 # one row per predicted triple, with its score
+    assert list(frame.columns) == ["subject", "predicate", "object", "score"]
+    assert len(frame) and ((frame.score > 0) & (frame.score <= 1)).all()
+    assert "发热" in set(frame.object) and set(frame.subject) == {"肺炎"}

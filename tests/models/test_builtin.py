@@ -27,7 +27,7 @@ TINY = {
                   epochs=2, batch_size=4, min_bigram_count=1),
     "cdn": dict(epochs=2, hidden=8, k_terms=10, k_memory=3),
     "cmeie": dict(char_dim=16, bigram_dim=8, hidden=16, layers=1, span_dim=16, max_span=12,
-                  epochs=2, batch_size=4, min_bigram_count=1, aux_per_epoch=8),
+                  epochs=2, batch_size=4, min_bigram_count=1, aux_per_epoch=8, pair_dim=8, init_from=None),
 }
 TINY_FOR = {"CMeEE": "spans", "CMeIE": "cmeie", "CHIP-CDN": "cdn"}
 

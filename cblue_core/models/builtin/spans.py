@@ -177,19 +177,27 @@ class PointerHead(nn.Module):
         return qk.unsqueeze(-1) + bs.unsqueeze(2) + be_pad + self.width_bias
 
 
+def multilabel_ce(scores: torch.Tensor, targets: torch.Tensor,
+                  valid: torch.Tensor | None = None) -> torch.Tensor:
+    """Multi-label categorical cross-entropy (Su, 2020) over the last dimension, one loss per
+    row: ``log(1 + sum_neg e^s) + log(1 + sum_pos e^-s)`` (entries where ``valid`` is False left
+    out). Robust to many more negatives than positives; a score over 0 means "holds"."""
+    big = 1e12
+    ok = torch.ones_like(targets, dtype=torch.bool) if valid is None else valid
+    s_neg = torch.where(ok & (targets < 0.5), scores, torch.full_like(scores, -big))
+    s_pos = torch.where(ok & (targets > 0.5), -scores, torch.full_like(scores, -big))
+    zeros = scores.new_zeros(*scores.shape[:-1], 1)
+    return (torch.logsumexp(torch.cat([s_neg, zeros], -1), -1)
+            + torch.logsumexp(torch.cat([s_pos, zeros], -1), -1))
+
+
 def pointer_loss(scores: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Multi-label categorical cross-entropy (Su, 2020) per text and type over all valid spans:
-    ``log(1 + sum_neg e^s) + log(1 + sum_pos e^-s)``; robust to the huge number of negatives."""
+    """:func:`multilabel_ce` per text and type over all valid spans, averaged."""
     B, L, W, K = scores.shape
     s = scores.permute(0, 3, 1, 2).reshape(B, K, L * W)
     yy = y.permute(0, 3, 1, 2).reshape(B, K, L * W)
     valid = mask.reshape(B, 1, L * W).expand(B, K, L * W)
-    big = 1e12
-    s_neg = torch.where(valid & (yy < 0.5), s, torch.full_like(s, -big))
-    s_pos = torch.where(valid & (yy > 0.5), -s, torch.full_like(s, -big))
-    zeros = s.new_zeros(B, K, 1)
-    loss = torch.logsumexp(torch.cat([s_neg, zeros], -1), -1) + torch.logsumexp(torch.cat([s_pos, zeros], -1), -1)
-    return loss.mean()
+    return multilabel_ce(s, yy, valid).mean()
 
 
 def multilabel_targets(spans_list, lengths, L: int, W: int, K: int):

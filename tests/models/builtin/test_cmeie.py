@@ -1,0 +1,111 @@
+"""CMeIE extractor pieces: training pairs, candidate spans, the pair head, decoding."""
+from __future__ import annotations
+
+import torch
+
+from cblue_core.models.builtin import cmeie as M
+from cblue_core.records import Triple
+
+TEXT = "肺炎@肺炎患者常见发热、咳嗽。肺炎可并发脓胸。"
+TRIPLES = [Triple("肺炎", "临床表现", "发热", "疾病", "症状"),
+           Triple("肺炎", "临床表现", "咳嗽", "疾病", "症状"),
+           Triple("肺炎", "并发症", "脓胸", "疾病", "疾病")]
+PREDICATES = {"临床表现": 0, "并发症": 1}
+
+
+def test_piece_pairs_labels_every_occurrence_pair():
+    subj, ment, pos = M.piece_pairs(TEXT, TRIPLES, PREDICATES, max_span=10)
+    assert subj == [(0, 2), (3, 5), (15, 17)]                     # 肺炎 three times
+    assert {TEXT[a:b] for a, b in ment} == {"肺炎", "发热", "咳嗽", "脓胸"}
+    fever = TEXT.index("发热")
+    assert all(pos[s + (fever, fever + 2)] == {0} for s in subj)
+    pus = TEXT.index("脓胸")
+    assert pos[(15, 17, pus, pus + 2)] == {1}
+    # a subject is never its own object; unknown predicates and over-long mentions are skipped
+    assert all(k[:2] != k[2:] for k in pos)
+    _, ment2, pos2 = M.piece_pairs(TEXT, [Triple("肺炎", "未知", "发热", "", "")], PREDICATES, 10)
+    assert ment2 == [] and pos2 == {}
+    assert M.piece_pairs(TEXT, TRIPLES, PREDICATES, max_span=1) == ([], [], {})
+
+
+def test_top_spans_respects_length_threshold_and_exclusions():
+    scores = torch.full((6, 3), -5.0)      # L=6 starts, W=3 widths
+    scores[0, 1] = 3.0                     # (0, 2)
+    scores[4, 2] = 9.0                     # (4, 7): runs past a 6-character text
+    scores[2, 0] = 1.0                     # (2, 3)
+    assert M.top_spans(scores, 6, 5, threshold=0.0) == [(0, 2, 3.0), (2, 3, 1.0)]
+    assert M.top_spans(scores, 6, 1, exclude={(0, 2)})[0][:2] == (2, 3)
+    assert len(M.top_spans(scores, 6, 100)) == 6 * 3 - 1 - 2      # every span inside the text
+
+
+def test_pair_batch_adds_hard_negatives_and_targets():
+    infos = [M.piece_pairs(TEXT, TRIPLES, PREDICATES, 10)]
+    L, W, K = len(TEXT), 4, 3
+    scores = torch.full((1, L, W, K), -5.0)
+    scores[0, 6, 1, 1] = 4.0               # 患者 looks like an object: a hard negative
+    rows, tgt = M.pair_batch(scores, infos, [L], subj_k=0, obj_ks=[1, 2], n_predicates=2,
+                             hard_subjects=1, hard_objects=1)
+    pairs = {tuple(r[1:].tolist()): t.tolist() for r, t in zip(rows, tgt)}
+    fever = TEXT.index("发热")
+    assert pairs[(0, 2, fever, fever + 2)] == [1.0, 0.0]
+    assert pairs[(0, 2, 6, 8)] == [0.0, 0.0]                      # hard negative object
+    assert sum(sum(t) for t in pairs.values()) == 3 * 3            # 3 triples x 3 subject occurrences
+    rows, _ = M.pair_batch(scores, infos, [L], 0, [1, 2], 2, max_pairs=12)
+    assert len(rows) == 12                                         # positives kept, negatives sampled
+    assert M.pair_batch(scores, [([], [], {})], [L], 0, [1, 2], 2) == (None, None)
+
+
+def test_pair_head_between_mean_and_shapes():
+    torch.manual_seed(0)
+    head = M.PairHead(4, 8, 3, n_span_labels=5)
+    h = torch.randn(2, 10, 4)
+    sc = torch.randn(2, 10, 4, 5)
+    rows = torch.tensor([[0, 0, 2, 5, 7], [1, 6, 8, 1, 3], [0, 2, 6, 3, 4]])
+    out = head(h, rows, sc)
+    assert out.shape == (3, 3)
+    # the context term is the mean of the characters strictly between the two spans
+    captured = {}
+    head.ctx.register_forward_hook(lambda m, i, o: captured.update(x=i[0]))   # returns None
+    head(h, rows, sc)
+    x = captured["x"]
+    assert torch.allclose(x[0], h[0, 2:5].mean(0))
+    assert torch.allclose(x[1], h[1, 3:6].mean(0))
+    assert torch.allclose(x[2], torch.zeros(4))                  # nested spans: nothing between
+    assert M.PairHead.bucket(torch.tensor([-100, -1, 0, 1, 3, 10 ** 6])).tolist() == [
+        12 - 6, 11, 12, 13, 14, 24]
+
+
+def test_pair_model_learns_saves_and_reloads_identically(tmp_path):
+    from cblue_core.models.builtin.common import load_split
+    from cblue_core.tasks import get_task
+    from pathlib import Path
+    sample = Path(__file__).resolve().parents[3] / "sample_data" / "cblue"
+    card = M.train("CMeIE", sample, tmp_path / "m", progress=False,
+                   overrides={**M.TINY, "pair_dim": 8, "epochs": 3, "aux_per_epoch": 8})
+    losses = card.training["losses"]
+    assert len(losses) == 3 and losses[-1] < losses[0]            # span + pair loss goes down
+    a, b = M.load_model(tmp_path / "m"), M.load_model(tmp_path / "m")
+    for m in (a, b):
+        m.threshold = m.subject_threshold = 0.0
+        m.pair_threshold = 0.45
+        m.max_subjects, m.max_objects = 3, 6
+    ex, _ = load_split(sample, get_task("CMeIE"), "dev")
+    pa, pb = a.predict(ex[:2]), b.predict(ex[:2])
+    assert [p.triples for p in pa] == [p.triples for p in pb]
+    assert all(t.subject in e.text and t.object in e.text for p, e in zip(pa, ex) for t in p.triples)
+    assert all(t.subject != t.object for p in pa for t in p.triples)
+
+
+def test_multilabel_ce_by_hand():
+    import math
+
+    from cblue_core.models.builtin.spans import multilabel_ce
+    s = torch.tensor([[2.0, -1.0, 0.5], [0.0, 0.0, 0.0]])
+    t = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    got = multilabel_ce(s, t)
+    want0 = math.log(1 + math.exp(-1) + math.exp(0.5)) + math.log(1 + math.exp(-2))
+    want1 = math.log(1 + 3 * math.exp(0)) + math.log(1)            # no positive: second term 0
+    assert torch.allclose(got, torch.tensor([want0, want1]))
+    valid = torch.tensor([[True, True, False], [True, True, True]])   # 0.5 left out
+    assert math.isclose(float(multilabel_ce(s, t, valid)[0]),
+                        math.log(1 + math.exp(-1)) + math.log(1 + math.exp(-2)), rel_tol=1e-6)
