@@ -109,3 +109,10 @@ def test_multilabel_ce_by_hand():
     valid = torch.tensor([[True, True, False], [True, True, True]])   # 0.5 left out
     assert math.isclose(float(multilabel_ce(s, t, valid)[0]),
                         math.log(1 + math.exp(-1)) + math.log(1 + math.exp(-2)), rel_tol=1e-6)
+
+
+def test_one_subject_each_keeps_the_best_subject_per_predicate_and_object():
+    scored = {("肺炎", "临床表现", "发热"): (0.9, "症状"), ("哮喘", "临床表现", "发热"): (0.6, "症状"),
+              ("哮喘", "临床表现", "咳嗽"): (0.7, "症状"), ("哮喘", "并发症", "发热"): (0.5, "疾病")}
+    assert [k for k, _ in M.one_subject_each(scored)] == [
+        ("肺炎", "临床表现", "发热"), ("哮喘", "临床表现", "咳嗽"), ("哮喘", "并发症", "发热")]
