@@ -91,6 +91,9 @@ def test_taxonomy_bar_clicks_through(open_page, runs_db):
     at.session_state["err_tax"] = {"selection": {"points": [{"y": "missed", "x": 4}],
                                                  "point_indices": [0], "box": [], "lasso": []}}
     at.run()
+    assert not at.exception, at.exception
+    shown = [c.value for c in at.caption] + [i.value for i in at.info]
+    assert any(c == "Filter: category = missed" for c in shown), shown
     rows = at.dataframe(key="err_rows").value
     assert len(rows) and set(rows["category"]) == {"missed"}
 
