@@ -395,15 +395,8 @@ def baselines(task: TaskSpec, gen: CandidateGenerator, dev: Sequence[Example]) -
 def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: int = 0,
           resume: bool = False, progress: bool = True, max_minutes: float = 30,
           overrides: dict | None = None, tried: list[str] | None = None) -> ModelCard:
-    threads = C.training_threads()
-    task = get_task(task_name)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    train_ex, train_path = C.load_split(data_dir, task, "train")
-    dev_ex, dev_path = C.load_split(data_dir, task, "dev")
-    if not train_ex:
-        raise FileNotFoundError(f"no {task.name} training file under {data_dir}")
+    threads, task, out_dir, t0 = C.start_training(task_name, out_dir)
+    train_ex, train_path, dev_ex, dev_path = C.load_train_dev(data_dir, task)
     icd_path = find_icd(data_dir, task)
     icd_terms = [t.term for t in read_icd10(icd_path)] if icd_path else []
     cfg = CdnConfig(task=task.name, **(overrides or {}))

@@ -40,7 +40,7 @@ from ...evaluation import evaluate
 from ...io.resources import read_schemas, resource_kind
 from ...records import Example, Triple
 from ...tasks import TaskSpec, get_task
-from ..base import ModelCard, Predictor
+from ..base import ModelCard
 from . import common as C
 from .spans import (PointerHead, SpanConfig, SpanNet, Vocab, batch_tensors, chunk, multilabel_ce,
                     multilabel_targets, pointer_loss, span_scores, span_targets)
@@ -534,11 +534,7 @@ def dictionary_baseline(task: TaskSpec, train: Sequence[Example], held: Sequence
 def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: int = 0,
           resume: bool = False, progress: bool = True, max_minutes: float = 30,
           overrides: dict | None = None, tried: list[str] | None = None) -> ModelCard:
-    threads = C.training_threads()
-    task = get_task(task_name)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
+    threads, task, out_dir, t0 = C.start_training(task_name, out_dir)
     train_ex, held_ex, split_info = split_data(data_dir, task)
     schema_path = find_schemas(data_dir, task)
     rows = ([(s.subject_type, s.predicate, s.object_type) for s in read_schemas(schema_path)]

@@ -258,6 +258,25 @@ def shipped_size(folder: str | Path) -> int:
                                   if (Path(folder) / CHECKPOINT).is_dir() else 0)
 
 
+def start_training(task_name: str, out_dir: str | Path):
+    """The opening of every ``train``: threads set, task looked up, output folder made, clock
+    started. Returns ``(threads, task, out_dir, t0)``."""
+    threads = training_threads()
+    task = get_task(task_name)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return threads, task, out_dir, time.perf_counter()
+
+
+def load_train_dev(data_dir: str | Path, task: TaskSpec):
+    """``(train examples, train path, dev examples, dev path)``; no training file is an error."""
+    train_ex, train_path = load_split(data_dir, task, "train")
+    dev_ex, dev_path = load_split(data_dir, task, "dev")
+    if not train_ex:
+        raise FileNotFoundError(f"no {task.name} training file under {data_dir}")
+    return train_ex, train_path, dev_ex, dev_path
+
+
 def command_line(task: str, data_dir: str | Path, out_dir: str | Path, seed: int,
                  threads: int | None = None) -> str:
     env = f"CBLUE_TRAIN_THREADS={threads} " if threads not in (None, 2) else ""

@@ -11,11 +11,10 @@ predicted offsets are offsets into the original text.
 """
 from __future__ import annotations
 
-import math
 import time
 import unicodedata
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -26,7 +25,7 @@ from torch import nn
 from ...evaluation import evaluate
 from ...records import Example, Span
 from ...tasks import TaskSpec, get_task
-from ..base import ModelCard, Predictor
+from ..base import ModelCard
 from . import common as C
 
 KIND = "span-encoder"
@@ -507,15 +506,8 @@ def dictionary_baseline(task: TaskSpec, train: Sequence[Example], dev: Sequence[
 def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: int = 0,
           resume: bool = False, progress: bool = True, max_minutes: float = 30,
           overrides: dict | None = None, tried: list[str] | None = None) -> ModelCard:
-    threads = C.training_threads()
-    task = get_task(task_name)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    train_ex, train_path = C.load_split(data_dir, task, "train")
-    dev_ex, dev_path = C.load_split(data_dir, task, "dev")
-    if not train_ex:
-        raise FileNotFoundError(f"no {task.name} training file under {data_dir}")
+    threads, task, out_dir, t0 = C.start_training(task_name, out_dir)
+    train_ex, train_path, dev_ex, dev_path = C.load_train_dev(data_dir, task)
     params = dict(DEFAULTS.get(task.name, {}))
     params.update(overrides or {})
     none_weight = params.pop("none_weight", 1.0)
