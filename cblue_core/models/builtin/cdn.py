@@ -356,9 +356,7 @@ def fit_reranker(net: Reranker, X: np.ndarray, y: np.ndarray, cfg: CdnConfig, ou
         for s in range(0, len(perm), cfg.batch_size):
             idx = perm[s:s + cfg.batch_size]
             loss = loss_fn(net(Xt[idx]), yt[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            C.optimizer_step(net, opt, loss)
             total += loss.item() * len(idx)
             n += len(idx)
         return total / max(n, 1)

@@ -426,10 +426,7 @@ def fit(net: RelNet, vocab: Vocab, items, aux, cfg: SpanConfig, out_dir: Path, *
                 y = span_targets([src[i][1] for i in idx], lens, L, cfg.max_span)
                 lg = net.aux_logits(h)
                 loss = ce(lg.reshape(-1, lg.shape[-1]), y.reshape(-1))
-            opt.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), 5.0)
-            opt.step()
+            C.optimizer_step(net, opt, loss, clip=5.0)
             if kind == "main":
                 total += loss.item()
                 n += 1
@@ -438,12 +435,9 @@ def fit(net: RelNet, vocab: Vocab, items, aux, cfg: SpanConfig, out_dir: Path, *
         bar.close()
         return total / max(n, 1)
 
-    state = C.epoch_loop(net, opt, cfg.epochs, run_epoch, out_dir, resume=resume,
-                         max_minutes=max_minutes, seed=seed, progress=progress, scheduler=sched,
-                         done=lambda: max_steps is not None and len(step_losses) >= max_steps)
-    state["step_losses"] = step_losses
-    net.eval()
-    return state
+    return C.train_epochs(net, opt, cfg.epochs, run_epoch, out_dir, step_losses, max_steps=max_steps,
+                          resume=resume, max_minutes=max_minutes, seed=seed, progress=progress,
+                          scheduler=sched)
 
 
 def one_subject_each(scored: dict[tuple[str, str, str], tuple]) -> list:

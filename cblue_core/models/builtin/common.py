@@ -258,6 +258,27 @@ def shipped_size(folder: str | Path) -> int:
                                   if (Path(folder) / CHECKPOINT).is_dir() else 0)
 
 
+def optimizer_step(net: torch.nn.Module, opt: torch.optim.Optimizer, loss: torch.Tensor,
+                   clip: float | None = None) -> None:
+    """One update: gradients of ``loss``, clipped to norm ``clip`` when given, then a step."""
+    opt.zero_grad()
+    loss.backward()
+    if clip is not None:
+        torch.nn.utils.clip_grad_norm_(net.parameters(), clip)
+    opt.step()
+
+
+def train_epochs(net: torch.nn.Module, opt: torch.optim.Optimizer, epochs: int, run_epoch, out_dir,
+                 step_losses: list[float], *, max_steps: int | None, **loop) -> dict:
+    """:func:`epoch_loop` until ``epochs`` (or ``max_steps`` recorded step losses), then the net in
+    eval mode; the state carries ``step_losses``."""
+    state = epoch_loop(net, opt, epochs, run_epoch, out_dir,
+                       done=lambda: max_steps is not None and len(step_losses) >= max_steps, **loop)
+    state["step_losses"] = step_losses
+    net.eval()
+    return state
+
+
 def start_training(task_name: str, out_dir: str | Path):
     """The opening of every ``train``: threads set, task looked up, output folder made, clock
     started. Returns ``(threads, task, out_dir, t0)``."""

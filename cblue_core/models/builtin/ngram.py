@@ -276,20 +276,15 @@ def fit(net: NgramNet, x: list[dict], y: torch.Tensor, cfg: NgramConfig, out_dir
             idx = perm[s * cfg.batch_size:(s + 1) * cfg.batch_size]
             batch = Featurizer.collate([x[i] for i in idx])
             loss = loss_fn(net(batch), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            C.optimizer_step(net, opt, loss)
             total += loss.item() * len(idx)
             n += len(idx)
             step_losses.append(loss.item())
         return total / max(n, 1)
 
-    state = C.epoch_loop(net, opt, cfg.epochs, run_epoch, out_dir, resume=resume,
-                         max_minutes=max_minutes, seed=seed, progress=progress, scheduler=sched,
-                         done=lambda: max_steps is not None and len(step_losses) >= max_steps)
-    state["step_losses"] = step_losses
-    net.eval()
-    return state
+    return C.train_epochs(net, opt, cfg.epochs, run_epoch, out_dir, step_losses, max_steps=max_steps,
+                          resume=resume, max_minutes=max_minutes, seed=seed, progress=progress,
+                          scheduler=sched)
 
 
 def majority_baseline(task: TaskSpec, train: Sequence[Example], dev: Sequence[Example]) -> dict:

@@ -441,10 +441,7 @@ def fit(net: SpanNet, vocab: Vocab, items, cfg: SpanConfig, out_dir: Path, *, se
                 y = span_targets([items[i][1] for i in idx], [len(t) for t in texts],
                                  chars.shape[1], cfg.max_span)
                 loss = loss_fn(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-            opt.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), 5.0)
-            opt.step()
+            C.optimizer_step(net, opt, loss, clip=5.0)
             total += loss.item()
             n += 1
             step_losses.append(loss.item())
@@ -452,12 +449,9 @@ def fit(net: SpanNet, vocab: Vocab, items, cfg: SpanConfig, out_dir: Path, *, se
         bar.close()
         return total / max(n, 1)
 
-    state = C.epoch_loop(net, opt, cfg.epochs, run_epoch, out_dir, resume=resume,
-                         max_minutes=max_minutes, seed=seed, progress=progress, scheduler=sched,
-                         done=lambda: max_steps is not None and len(step_losses) >= max_steps)
-    state["step_losses"] = step_losses
-    net.eval()
-    return state
+    return C.train_epochs(net, opt, cfg.epochs, run_epoch, out_dir, step_losses, max_steps=max_steps,
+                          resume=resume, max_minutes=max_minutes, seed=seed, progress=progress,
+                          scheduler=sched)
 
 
 # ---------------------------------------------------------------------- CMeEE entry point
