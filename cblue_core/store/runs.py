@@ -15,6 +15,11 @@ from ..records import Example, example_from_dict
 
 ERROR_COLUMNS = ("idx", "turn", "category", "tags", "gold_label", "pred_label", "gold_start",
                  "gold_end", "pred_start", "pred_end", "gold_text", "pred_text")
+# A total order: pages map a clicked table row back by position, and Streamlit keys a chart's
+# selection on its spec, so the same query must list the same rows in the same order every rerun.
+ERROR_ROW_ORDER = ("idx, turn NULLS FIRST, coalesce(gold_start, pred_start) NULLS LAST, gold_start NULLS LAST,"
+                   " gold_end NULLS LAST, pred_start NULLS LAST, pred_end NULLS LAST, category,"
+                   " gold_label NULLS FIRST, pred_label NULLS FIRST, gold_text NULLS FIRST, pred_text NULLS FIRST")
 _ERROR_TYPES = {"idx": pa.int32(), "turn": pa.int32(), "tags": pa.list_(pa.string()),
                 "gold_start": pa.int32(), "gold_end": pa.int32(), "pred_start": pa.int32(),
                 "pred_end": pa.int32()}
@@ -117,13 +122,13 @@ class RunStore:
     # ------------------------------------------------------------------ error analysis queries
     def error_counts(self, run_id: int) -> dict[str, int]:
         return dict(self.con.execute(
-            "SELECT category, count(*) FROM errors WHERE run_id=? GROUP BY 1 ORDER BY 2 DESC",
+            "SELECT category, count(*) FROM errors WHERE run_id=? GROUP BY 1 ORDER BY 2 DESC, 1",
             [run_id]).fetchall())
 
     def tag_counts(self, run_id: int) -> dict[str, int]:
         return dict(self.con.execute(
             "SELECT tag, count(*) FROM (SELECT unnest(tags) AS tag FROM errors WHERE run_id=?)"
-            " GROUP BY 1 ORDER BY 2 DESC", [run_id]).fetchall())
+            " GROUP BY 1 ORDER BY 2 DESC, 1", [run_id]).fetchall())
 
     def confusion(self, run_id: int, *, exclude: tuple[str, ...] = ("missed", "spurious")):
         """(gold_label, pred_label, count) over rows where both sides exist: label confusions
@@ -149,4 +154,4 @@ class RunStore:
             params.append(tag)
         return self.con.execute(
             f"SELECT {', '.join(ERROR_COLUMNS)} FROM errors WHERE {' AND '.join(where)}"
-            f" ORDER BY idx, gold_start NULLS LAST LIMIT {int(limit)}", params).df()
+            f" ORDER BY {ERROR_ROW_ORDER} LIMIT {int(limit)}", params).df()

@@ -44,5 +44,5 @@ def compute_stats(con: duckdb.DuckDBPyConnection, dataset_id: int) -> DatasetSta
         nesting_depths=_pairs(con, "SELECT nesting_depth, count(*) FROM examples WHERE dataset_id=? GROUP BY 1 ORDER BY 1", p),
         triples_per_example=_pairs(con, "SELECT n_triples, count(*) FROM examples WHERE dataset_id=? GROUP BY 1 ORDER BY 1", p),
         span_lengths=_pairs(con, "SELECT end_pos-start_pos, count(*) FROM gold_spans WHERE dataset_id=? AND version=0 GROUP BY 1 ORDER BY 1", p),
-        sub_tasks=_pairs(con, "SELECT sub_task, count(*) FROM examples WHERE dataset_id=? AND sub_task IS NOT NULL GROUP BY 1 ORDER BY 2 DESC", p),
+        sub_tasks=_pairs(con, "SELECT sub_task, count(*) FROM examples WHERE dataset_id=? AND sub_task IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1", p),
     )
