@@ -119,10 +119,10 @@ def ingest_paths(ws: Workspace, paths: list[str | Path], task: str | None = None
         workers = min(os.cpu_count() or 1, 4) if total >= PARALLEL_MIN_BYTES else 1
     if workers > 1 and len(jobs) > 2:
         ctx = multiprocessing.get_context("spawn")
-        # Largest files first, so that the processes finish together.
-        order = sorted(jobs, key=lambda j: -j[0].stat().st_size if j[0].exists() else 0)
+        # Submitted in the order they are stored, so that the writes here overlap the
+        # preparation of later files (largest-first left every write to the end: ~1.5 s slower).
         with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-            futures = {j: pool.submit(prepare_file, j[0], j[1], split, strict) for j in order}
+            futures = {j: pool.submit(prepare_file, j[0], j[1], split, strict) for j in jobs}
             for j in jobs:
                 outcomes.append(store_prepared(ws, futures[j].result()))
     else:

@@ -10,6 +10,7 @@ and leaves the others empty, so storage, filters and the renderer need no per-ta
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,15 +140,14 @@ def nesting_depth(spans: list[Span] | tuple[Span, ...]) -> int:
     """Largest number of spans stacked over one character (1 = flat, 0 = no spans)."""
     if len(spans) < 2:
         return 1 if spans and spans[0].end > spans[0].start else 0
-    events: list[tuple[int, int]] = []
-    for s in spans:
-        if s.end > s.start:
-            events.append((s.start, 1))
-            events.append((s.end, -1))
-    depth = best = 0
-    for _, delta in sorted(events, key=lambda e: (e[0], e[1])):
-        depth += delta
-        best = max(best, depth)
+    open_ends: list[int] = []       # ends of the spans covering the current start (a min-heap)
+    best = 0
+    for start, end in sorted([(s.start, s.end) for s in spans if s.end > s.start]):
+        while open_ends and open_ends[0] <= start:
+            heapq.heappop(open_ends)
+        heapq.heappush(open_ends, end)
+        if len(open_ends) > best:
+            best = len(open_ends)
     return best
 
 

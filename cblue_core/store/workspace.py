@@ -133,7 +133,8 @@ class Workspace(RunStore, SliceStore, AnnotationStore):
         if existing is not None:
             return IngestResult(existing, False, rep.records,
                                 f"{rep.file} is already in the workspace (dataset {existing})")
-        n = prepared.tables["examples"].num_rows
+        tables = prepared.tables()
+        n = tables["examples"].num_rows
         with self._transaction():
             dataset_id = self.con.execute(
                 "INSERT INTO datasets (task, split, name, source, sha256, container, offset_convention,"
@@ -141,7 +142,7 @@ class Workspace(RunStore, SliceStore, AnnotationStore):
                 [rep.task, split, name or Path(rep.file).name, source or rep.file, rep.sha256,
                  rep.container, rep.offset_convention, n, rep.annotations,
                  json.dumps(rep.to_json(), ensure_ascii=False)]).fetchone()[0]
-            for table, arrow in prepared.tables.items():
+            for table, arrow in tables.items():
                 if arrow.num_rows:
                     cols = ", ".join(arrow.column_names)
                     self.con.execute(f"INSERT INTO {table} BY NAME SELECT ? AS dataset_id, {cols} FROM arrow",
@@ -295,13 +296,25 @@ def _columns_of(rows: list) -> dict[str, list]:
     return {_RENAME.get(n, n): [getattr(r, n) for r in rows] for n in names}
 
 
+_COLUMN_TYPES = {"idx": pa.int32(), "turn": pa.int32(), "start_pos": pa.int32(), "end_pos": pa.int32(),
+                 "combined": pa.bool_(), "types": pa.list_(pa.string())}
+
+
 @dataclass
 class PreparedDataset:
-    """A validated dataset turned into Arrow tables, ready to insert (built without a database,
-    so that several files can be prepared in parallel processes)."""
+    """A validated dataset as plain column lists per table, ready to insert. Built without a
+    database, so that several files are prepared in parallel processes; the Arrow tables are
+    made only where they are inserted, because pyarrow's list conversion imports pandas and
+    that import alone costs each worker process about a second."""
 
     report: ValidationReport
-    tables: dict[str, pa.Table]
+    columns: dict[str, dict[str, list]]
+
+    def tables(self) -> dict[str, pa.Table]:
+        return {name: pa.table({k: pa.array(v, type=_COLUMN_TYPES.get(k, pa.string()) if k in _COLUMN_TYPES
+                                            or not v or isinstance(v[0], str) or v[0] is None else None)
+                                for k, v in cols.items()})
+                for name, cols in self.columns.items()}
 
 
 def prepare(loaded: LoadedDataset) -> PreparedDataset:
@@ -353,14 +366,8 @@ def prepare(loaded: LoadedDataset) -> PreparedDataset:
         for term in ex.terms:
             terms["idx"].append(i)
             terms["term"].append(term)
-    types = {"idx": pa.int32(), "turn": pa.int32(), "start_pos": pa.int32(), "end_pos": pa.int32(),
-             "combined": pa.bool_(), "types": pa.list_(pa.string())}
-    def table(cols: dict[str, list]) -> pa.Table:
-        return pa.table({k: pa.array(v, type=types.get(k, pa.string()) if k in types or not v or
-                                     isinstance(v[0], str) or v[0] is None else None)
-                         for k, v in cols.items()})
-    return PreparedDataset(loaded.report, {"examples": table(ex_cols), "gold_spans": table(spans),
-                                           "gold_triples": table(triples), "gold_terms": table(terms)})
+    return PreparedDataset(loaded.report, {"examples": ex_cols, "gold_spans": spans,
+                                           "gold_triples": triples, "gold_terms": terms})
 
 
 def _types_of(ex: Example) -> list[str]:

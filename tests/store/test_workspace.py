@@ -84,7 +84,7 @@ def test_failure_inside_the_transaction_rolls_back(ws, cmeee_file, monkeypatch):
     other.report.sha256 = "different-content"
     prepared = prepare(other)
     # Break the last insert of the transaction: the dataset row and examples already went in.
-    prepared.tables["gold_terms"] = __import__("pyarrow").table({"idx": [0], "no_such_column": ["x"]})
+    prepared.columns["gold_terms"] = {"idx": [0], "no_such_column": ["x"]}
     with pytest.raises(Exception):
         ws.ingest(prepared)
     assert table_counts(ws) == before
