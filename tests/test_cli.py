@@ -70,6 +70,19 @@ def test_ingest_list_export_round_trip(qqr, tmp_path, capsys):
     assert json.loads((out_dir / "KUAKE-QQR_dev.json").read_text(encoding="utf-8")) == RECORDS
 
 
+def test_commands_without_db_use_the_default_workspace(qqr, tmp_path, monkeypatch, capsys):
+    db = tmp_path / "default.duckdb"
+    monkeypatch.setenv("CBLUE_STUDIO_DB", str(db))
+    assert main(["ingest", str(qqr)]) == 0 and db.is_file()
+    capsys.readouterr()
+    assert main(["list", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert [d["task"] for d in listing["datasets"]] == ["KUAKE-QQR"]
+    assert main(["run", "--model", "kuake-qqr", "--no-progress"]) == 0
+    assert capsys.readouterr().out.startswith("stored run #1 of kuake-qqr on KUAKE-QQR dev: accuracy = ")
+    assert main(["export", "--task", "KUAKE-QQR", "--split", "dev", "--out", str(tmp_path / "x")]) == 0
+
+
 def test_ingest_refusal_exit_status(tmp_path, capsys):
     bad = tmp_path / "CHIP-STS_dev.json"
     bad.write_text("[1, 2", encoding="utf-8")

@@ -74,8 +74,11 @@ class ExamplePage:
 
 
 def connect(path: str | Path | None = None, read_only: bool = False) -> "Workspace":
-    """Open (creating if needed) the workspace database at ``path``."""
-    target = Path(path) if path not in (None, ":memory:") else None
+    """Open (creating if needed) the workspace database at ``path``: by default the one
+    :func:`default_db_path` names; ``":memory:"`` for a throwaway in-memory workspace."""
+    if path is None:
+        path = default_db_path()
+    target = Path(path) if path != ":memory:" else None
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
     try:
