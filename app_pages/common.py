@@ -3,6 +3,7 @@ the user's name, and small widgets. Not a page itself."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import streamlit as st
@@ -42,6 +43,16 @@ def workspace() -> Workspace:
     return st.session_state[key]
 
 
+_MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def md(value) -> str:
+    """Any data or user string made inert for Streamlit's Markdown (messages, captions, labels):
+    every ASCII punctuation character backslash-escaped, so no link, image, HTML, code, LaTeX or
+    colour directive can come from data."""
+    return _MD_SPECIAL.sub(r"\\\1", "" if value is None else str(value)).replace("\n", " ")
+
+
 def user_name() -> str:
     return st.session_state.get("user_name") or os.environ.get("USER", "") or "anonymous"
 
@@ -62,8 +73,9 @@ def sidebar() -> None:
 
 @st.cache_resource
 def _cuda() -> bool:
-    from cblue_core.models.devices import cuda_available
-    return cuda_available()
+    from cblue_core.models.devices import cuda_available, gpu_hardware_absent
+    # Every page draws the sidebar: without GPU hardware, skip importing torch just to learn that.
+    return not gpu_hardware_absent() and cuda_available()
 
 
 def device_choice() -> str:

@@ -144,3 +144,17 @@ def test_empty_cache_without_torch_is_noop(monkeypatch):
 
     monkeypatch.delitem(sys.modules, "torch")
     devices.empty_cache()
+
+
+def test_gpu_hardware_absent_reads_driver_nodes(monkeypatch):
+    present: set[str] = set()
+    monkeypatch.setattr(devices.os.path, "exists", lambda p: p in present)
+    monkeypatch.setattr(devices.sys, "platform", "linux")
+    assert devices.gpu_hardware_absent()
+    for node in ("/dev/nvidiactl", "/dev/kfd", "/dev/dxg"):
+        present.clear()
+        present.add(node)
+        assert not devices.gpu_hardware_absent(), node
+    present.clear()
+    monkeypatch.setattr(devices.sys, "platform", "win32")   # no cheap probe there: ask torch
+    assert not devices.gpu_hardware_absent()
