@@ -27,7 +27,7 @@ from cblue_core.records import Span, Triple
 from cblue_core.render.example import example_html
 from cblue_core.render.streamlit_view import show_html
 from cblue_core.tasks import REGISTRY, get_task
-from app_pages.common import run_label, selected, user_name, workspace
+from app_pages.common import md, run_label, selected, user_name, workspace
 from app_pages.components.span_editor import editor_value, span_editor
 
 TABS = ["Edit", "Versions", "Review queue", "Agreement", "Re-score", "Export"]
@@ -39,16 +39,6 @@ KIND_NAMES = {"spans": "entity spans", "triples": "CMeIE triples", "label": "lab
 
 
 # ====================================================================== helpers
-_MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
-
-
-def md(value) -> str:
-    """Any data or user string made inert for Streamlit's Markdown (messages, captions, labels):
-    every ASCII punctuation character backslash-escaped, so no link, image, HTML, code, LaTeX or
-    colour directive can come from data."""
-    return _MD_SPECIAL.sub(r"\\\1", "" if value is None else str(value)).replace("\n", " ")
-
-
 @contextmanager
 def guard(what: str):
     """Any failure inside becomes a message in the page (never a stack trace)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from cblue_core.models.base import model_input
 from cblue_core.models.devices import DeviceError
 from cblue_core.models.registry import ModelLoadError
 from cblue_core.privacy import find_identifiers
@@ -71,10 +72,9 @@ else:
     idx = st.selectbox("Example / 病例", shown["idx"].tolist(), key="live_example",
                        format_func=lambda i: f"{i}: {shown.set_index('idx').loc[i, 'text'][:60]}")
     gold = ws.example(dev.dataset_id, int(idx))
-    example = Example(key=gold.key, index=gold.index, text=gold.text, text2=gold.text2,
-                      turns=list(gold.turns), choices=list(gold.choices), meta=dict(gold.meta))
+    example = model_input(task, gold)
     if not demo:
-        show_html(example_html(Example(key=gold.key, index=gold.index, text=gold.text, text2=gold.text2), task))
+        show_html(example_html(example, task))
 
 typed = (example.text + example.text2).strip()
 hits = find_identifiers(example.text + "\n" + example.text2)

@@ -1,5 +1,6 @@
-"""Runs: import a predictions file as a run of a stored split, see every run's official metrics
-with bootstrap intervals, delete runs, export a run as the official submission file."""
+"""Runs: import a predictions file, or run a model, on a stored split; see every run's official
+metrics with bootstrap intervals, delete runs, export a run as the official submission file.
+Model runs and imported runs are stored, scored and analysed the same way."""
 from __future__ import annotations
 
 import tempfile
@@ -9,23 +10,30 @@ import pandas as pd
 import streamlit as st
 
 from cblue_core.io.errors import FileRefused
-from cblue_core.runs import export_run, import_run
+from cblue_core.models.devices import DeviceError
+from cblue_core.models.registry import ModelLoadError
+from cblue_core.runs import export_run, import_run, model_run
 from cblue_core.tasks import REGISTRY
-from app_pages.common import run_label, workspace
+from app_pages.common import available_models, device_choice, load_model, md, run_label, workspace
 
 ws = workspace()
 st.title("Runs")
 
 datasets = [d for d in ws.datasets() if d.annotations > 0 or d.task == "MedDG"]
 
+
+def pick_split(candidates, key: str) -> int:
+    by_id = {d.dataset_id: d for d in candidates}
+    return st.selectbox("Gold split", list(by_id), key=key,
+                        format_func=lambda i: f"{by_id[i].task} · {by_id[i].split} ({by_id[i].records} examples)")
+
+
 with st.expander("Import a predictions file", expanded=not ws.runs()):
     if not datasets:
         st.info("No labelled split in the workspace yet.")
     else:
-        ds_ids = [d.dataset_id for d in datasets]
         by_id = {d.dataset_id: d for d in datasets}
-        target = st.selectbox("Gold split", ds_ids, key="runs_dataset",
-                              format_func=lambda i: f"{by_id[i].task} · {by_id[i].split} ({by_id[i].records} examples)")
+        target = pick_split(datasets, "runs_dataset")
         task = REGISTRY[by_id[target].task]
         st.caption(f"Expected: {task.name} predictions in the official submission format "
                    f"(`{task.submission_file}`), matched by `{task.key_field}`.")
@@ -46,6 +54,46 @@ with st.expander("Import a predictions file", expanded=not ws.runs()):
                 st.success(f"Stored run #{result.run_id}: {ev.headline} = {ev.value}")
                 for line in result.match.lines():
                     st.caption(line)
+
+with st.expander("Run a model on a split"):
+    models = [m for m in available_models() if m.ok and m.task]
+    runnable = [d for d in datasets if any(m.task == d.task for m in models)]
+    if not runnable:
+        st.info("No model predicts the task of a labelled split in the workspace.")
+    else:
+        by_id = {d.dataset_id: d for d in runnable}
+        target = pick_split(runnable, "runs_model_dataset")
+        split = by_id[target]
+        task_models = {m.name: m for m in models if m.task == split.task}
+        c1, c2 = st.columns([3, 1])
+        model_name = c1.selectbox("Model", list(task_models), key="runs_model",
+                                  format_func=lambda n: f"{n} ({task_models[n].source})")
+        batch = c2.number_input("Batch size", min_value=1, max_value=1024, value=32, key="runs_model_batch")
+        name = st.text_input("Run name", key="runs_model_name", placeholder=f"{model_name} on {split.split}")
+        device = device_choice()
+        if st.button(f"Predict {split.records:,} examples on {device} and score", type="primary",
+                     key="runs_model_go"):
+            bar = st.progress(0.0, text="Loading the model…")
+            done = [0]
+
+            def advance(n: int) -> None:
+                done[0] += n
+                bar.progress(min(done[0] / max(split.records, 1), 1.0),
+                             text=f"{done[0]:,} / {split.records:,} examples")
+
+            try:
+                predictor, _ = load_model(task_models[model_name].path, split.task, device)
+                result = model_run(ws, target, predictor, name=name or None, batch_size=int(batch),
+                                   progress=advance, on_retry=lambda old, new: st.warning(
+                                       f"Out of memory on {device} at batch size {old}; retrying with {new}."))
+            except (ModelLoadError, DeviceError) as exc:
+                st.error(str(exc))
+            except RuntimeError as exc:  # torch errors as a message, not a trace
+                st.error(f"The model could not run on {device}: {str(exc).splitlines()[0]}")
+            else:
+                ev, params = result.evaluation, ws.run(result.run_id).params
+                bar.progress(1.0, text=f"{params['examples']:,} examples in {params['seconds']:.1f} s on {device}")
+                st.success(f"Stored run #{result.run_id}: {ev.headline} = {ev.value}")
 
 runs = ws.runs()
 if not runs:
@@ -76,6 +124,8 @@ for n, (k, v) in enumerate(list(metrics.get("metrics", {}).items())[:9]):
                        help=f"95% bootstrap interval {ci[0]:.4f} – {ci[1]:.4f}" if ci else None)
 for note in metrics.get("notes", []) + metrics.get("match", []):
     st.caption(note)
+if run.params:   # a model run's model, device, batch size, time and decoding settings; an import's file
+    st.caption("Made with: " + " · ".join(f"{md(k)} {md(v)}" for k, v in run.params.items()))
 
 c1, c2, c3 = st.columns(3)
 if c1.button("Open in Errors", key="runs_open_errors"):

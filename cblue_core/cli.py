@@ -236,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.set_defaults(func=cmd_train)
 
     from .models.commands import build_parser_hooks
-    build_parser_hooks(sub)   # models, predict
+    build_parser_hooks(sub)   # models, predict, run
 
     t = sub.add_parser("tasks", help="list the supported tasks")
     t.add_argument("--json", action="store_true")

@@ -6,12 +6,16 @@ so that model runs and imported runs are stored, scored and analysed the same wa
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .evaluation import Evaluation, evaluate
 from .io.predictions import MatchReport, match_predictions
 from .io.writers import write_submission
+from .models.base import Predictor, model_input
+from .models.devices import predict_with_oom_retry
 from .records import Example
 from .store.runs import error_table
 from .store.workspace import Workspace, WorkspaceError
@@ -65,6 +69,40 @@ def import_run(ws: Workspace, dataset_id: int, source: str | Path | bytes, *, na
     run_name = name or Path(label).name
     return record_run(ws, dataset_id, matched.predictions, name=run_name, source="import",
                       params={"file": label, "allow_missing": allow_missing}, match=matched.report)
+
+
+class ModelTaskMismatch(ValueError):
+    """A model asked to predict a split of another task."""
+
+
+def model_run(ws: Workspace, dataset_id: int, predictor: Predictor, *, name: str | None = None,
+              batch_size: int | None = None, progress: Callable[[int], None] | None = None,
+              on_retry: Callable[[int, int], None] | None = None, n_boot: int = 1000) -> RunResult:
+    """Predict every example of a stored split with a loaded model (inputs only) and store the
+    predictions as a run, scored and analysed exactly like an imported file. The run records
+    the model, its kind and settings (decoding parameters for language models), the device,
+    the batch size and the time the predictions took. ``progress`` and ``on_retry`` are passed
+    to :func:`~cblue_core.models.devices.predict_with_oom_retry`."""
+    from .models.loading import predictor_params
+
+    info = ws.dataset(dataset_id)
+    if info is None:
+        raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
+    task = get_task(info.task)
+    model_task = predictor.task.name
+    if model_task != task.name:
+        raise ModelTaskMismatch(f"model {predictor.card.name!r} predicts {model_task}, but dataset "
+                                f"{dataset_id} is {task.name} {info.split}")
+    inputs = [model_input(task, ex) for ex in ws.examples(dataset_id)]
+    size = batch_size or predictor.batch_size
+    start = time.perf_counter()
+    preds = predict_with_oom_retry(predictor, inputs, size, progress=progress, on_retry=on_retry)
+    seconds = time.perf_counter() - start
+    params = {**predictor_params(predictor), "batch_size": size, "examples": len(inputs),
+              "seconds": round(seconds, 3)}
+    return record_run(ws, dataset_id, preds, name=name or f"{predictor.card.name} on {info.split}",
+                      source="model", model=predictor.card.name, params=params,
+                      device=str(predictor.device), n_boot=n_boot)
 
 
 def export_run(ws: Workspace, run_id: int, out_dir: str | Path) -> Path:

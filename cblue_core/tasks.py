@@ -35,6 +35,12 @@ class Kind(str, Enum):
     PROMPT = "LLM prompt"
     MULTIPLE_CHOICE = "multiple choice"
 
+    @property
+    def label_is_input(self) -> bool:
+        """Whether ``Example.label`` names the sub-task or scenario of a record (an input a
+        model is given) rather than the gold answer it must predict."""
+        return self in (Kind.PROMPT, Kind.MULTIPLE_CHOICE)
+
 
 @dataclass(frozen=True)
 class Label:

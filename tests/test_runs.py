@@ -1,4 +1,5 @@
-"""Runs: import (matching by key, refusals that store nothing), scoring, export round trip."""
+"""Runs: import (matching by key, refusals that store nothing), model runs, scoring, export
+round trip."""
 from __future__ import annotations
 
 import json
@@ -8,8 +9,12 @@ import pytest
 from cblue_core.ingest import ingest_file
 from cblue_core.io.errors import FileRefused
 from cblue_core.io.validate import load
-from cblue_core.runs import export_run, import_run, run_evaluation
+from cblue_core.models.base import ModelCard, Predictor
+from cblue_core.models.loading import load_predictor
+from cblue_core.records import Example
+from cblue_core.runs import ModelTaskMismatch, export_run, import_run, model_run, run_evaluation
 from cblue_core.store.workspace import connect
+from cblue_core.tasks import get_task
 from tests.conftest import SAMPLE_DATA
 
 QIC = SAMPLE_DATA / "cblue/KUAKE-QIC/KUAKE-QIC_dev.json"
@@ -114,3 +119,46 @@ def test_cmeee_export_keeps_offsets_inclusive(tmp_path):
     ev = run_evaluation(ws, r.run_id)
     assert ev.value == r.evaluation.value
     ws.close()
+
+
+def test_model_run_is_stored_like_an_imported_run(ws, tmp_path):
+    predictor = load_predictor("kuake-qic")
+    done: list[int] = []
+    r = model_run(ws, did(ws), predictor, batch_size=5, progress=done.append)
+    run = ws.run(r.run_id)
+    assert run.source == "model" and run.model == "kuake-qic" and run.device == "cpu"
+    assert run.params["batch_size"] == 5 and run.params["examples"] == 24 and run.params["seconds"] > 0
+    assert run.params["kind"] == predictor.card.kind and sum(done) == 24
+    expected = predictor.predict([Example(key=e.key, index=e.index, text=e.text) for e in load(QIC).examples])
+    assert [p.label for p in ws.run_predictions(r.run_id)] == [p.label for p in expected]
+    assert run_evaluation(ws, r.run_id).value == r.evaluation.value
+    assert sum(ws.error_counts(r.run_id).values()) == 24           # taxonomy rows, as for imports
+    exported = json.loads(export_run(ws, r.run_id, tmp_path).read_text(encoding="utf-8"))
+    assert [x["label"] for x in exported] == [p.label for p in expected]
+
+
+class EchoGold(Predictor):
+    """Predicts whatever gold it is handed: a run made with it scores 0 unless gold leaks."""
+
+    def __init__(self, task: str):
+        self.task = get_task(task)
+        self.card = ModelCard("echo", task, "test")
+
+    def _predict_batch(self, batch):
+        return [Example(key=e.key, index=e.index, text=e.text, label=e.label, spans=list(e.spans))
+                for e in batch]
+
+
+def test_model_run_shows_the_model_inputs_only(ws, tmp_path):
+    r = model_run(ws, did(ws), EchoGold("KUAKE-QIC"), n_boot=0)
+    assert r.evaluation.metrics["accuracy"] == 0.0
+    ingest_file(ws, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.json")
+    r = model_run(ws, ws.find_dataset("CMeEE", "dev").dataset_id, EchoGold("CMeEE"), n_boot=0)
+    assert r.evaluation.metrics["f1"] == 0.0
+
+
+def test_model_of_another_task_is_refused_and_stores_nothing(ws):
+    before = counts(ws)
+    with pytest.raises(ModelTaskMismatch, match="predicts CMeEE, but dataset .* is KUAKE-QIC dev"):
+        model_run(ws, did(ws), EchoGold("CMeEE"))
+    assert counts(ws) == before

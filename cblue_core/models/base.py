@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..records import Example
+from ..records import Example, Turn
 from ..tasks import TaskSpec
 
 
@@ -89,6 +89,22 @@ class Predictor(ABC):
                 out[i] = p
         self.last_timing = Timing(len(examples), time.perf_counter() - start, batches, self.device)
         return [p for p in out if p is not None]
+
+
+# Metadata a codec keeps that is an answer, not an input (Text2DT's decision tree, the
+# diagnosis of an IMCS-V2 dialogue).
+_ANSWER_META = frozenset({"tree", "diagnosis"})
+
+
+def model_input(task: TaskSpec, gold: Example) -> Example:
+    """What a model may see of a gold example: its inputs only (texts, dialogue turns without
+    their annotations, answer choices, prompt metadata), so that no gold answer can leak
+    into a prediction whatever a predictor reads."""
+    return Example(key=gold.key, index=gold.index, text=gold.text, text2=gold.text2,
+                   label=gold.label if task.kind.label_is_input else None,
+                   turns=[Turn(t.speaker, t.text, t.turn_id) for t in gold.turns],
+                   choices=list(gold.choices),
+                   meta={k: v for k, v in gold.meta.items() if k not in _ANSWER_META})
 
 
 def folder_size(path: str | Path) -> int:

@@ -1,4 +1,4 @@
-"""The ``models`` and ``predict`` commands (wired into ``python -m cblue_core`` by
+"""The ``models``, ``predict`` and ``run`` commands (wired into ``python -m cblue_core`` by
 :func:`build_parser_hooks`).
 
 Exit codes: 0 success; 1 a file or model that cannot be used (input refused, model fails to
@@ -64,6 +64,79 @@ def _output_path(task, out_path: str) -> Path:
     return out
 
 
+class _Stop(Exception):
+    """A command step failed after saying why on stderr; carries the exit code."""
+
+    def __init__(self, code: int):
+        self.code = code
+
+
+def _choose(model: str, task: str | None, device: str, batch_size: int, allow_pickle: bool,
+            extra_dirs: Sequence[str]):
+    """(device, model info, task spec or None): the checks predict and run share."""
+    if batch_size < 1:
+        _err(f"--batch-size must be at least 1 (got {batch_size})")
+        raise _Stop(2)
+    try:
+        dev = resolve_device(device)
+        info = resolve(model, extra_dirs)
+        task_name = task or info.task
+        spec = get_task(task_name) if task_name else None
+    except (DeviceError, ModelNotFoundError, UnknownTaskError) as exc:
+        _err(str(exc))
+        raise _Stop(2)
+    if task and info.task and task != info.task:
+        _err(f"model {info.name!r} is for task {info.task}, not {task}")
+        raise _Stop(2)
+    if info.problem is not None and not allow_pickle:
+        _err(f"model {info.name!r} at {info.path} cannot be loaded: {info.problem}")
+        raise _Stop(1)
+    return dev, info, spec
+
+
+def _load(info, task_name: str, dev: str, allow_pickle: bool, generation: dict | None, batch_size: int):
+    from .loading import load_predictor
+
+    try:
+        return load_predictor(info, task=task_name, device=dev, allow_pickle=allow_pickle,
+                              generation=generation, batch_size=batch_size)
+    except DeviceError as exc:
+        _err(str(exc))
+        raise _Stop(2)
+    except ModelLoadError as exc:
+        _err(str(exc))
+        raise _Stop(1)
+
+
+def _progress_bar(total: int, desc: str, dev: str, progress: bool):
+    """A tqdm bar on stderr and the out-of-memory retry note that writes through it."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=desc, unit="ex", file=sys.stderr, disable=not progress, dynamic_ncols=True)
+
+    def on_retry(old: int, new: int) -> None:
+        bar.write(f"out of memory on {dev} at batch size {old}; retrying with {new}", file=sys.stderr)
+    return bar, on_retry
+
+
+def _timing(predictor) -> str:
+    t = predictor.last_timing
+    return (f"{t.examples} examples in {t.seconds:.2f} s ({t.per_example_ms:.1f} ms/example, "
+            f"{t.batches} batches, {t.device})" if t else "")
+
+
+def _exit_code(command):
+    """Run a command body; a _Stop becomes its exit code."""
+    def wrapped(*args, **kwargs) -> int:
+        try:
+            return command(*args, **kwargs)
+        except _Stop as stop:
+            return stop.code
+    wrapped.__doc__, wrapped.__name__ = command.__doc__, command.__name__
+    return wrapped
+
+
+@_exit_code
 def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
                 batch_size: int = 32, progress: bool = True, *, task: str | None = None,
                 allow_pickle: bool = False, generation: dict | None = None,
@@ -73,34 +146,8 @@ def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
     file path. Prints timing; returns an exit code."""
     from ..io.validate import load
     from ..io.writers import write_dataset
-    from .loading import load_predictor
 
-    if batch_size < 1:
-        _err(f"--batch-size must be at least 1 (got {batch_size})")
-        return 2
-    try:
-        dev = resolve_device(device)
-    except DeviceError as exc:
-        _err(str(exc))
-        return 2
-    try:
-        info = resolve(model, extra_dirs)
-    except ModelNotFoundError as exc:
-        _err(str(exc))
-        return 2
-    try:
-        task_name = task or info.task
-        spec = get_task(task_name) if task_name else None
-    except UnknownTaskError as exc:
-        _err(str(exc))
-        return 2
-    if task and info.task and task != info.task:
-        _err(f"model {info.name!r} is for task {info.task}, not {task}")
-        return 2
-    if info.problem is not None and not allow_pickle:
-        _err(f"model {info.name!r} at {info.path} cannot be loaded: {info.problem}")
-        return 1
-
+    dev, info, spec = _choose(model, task, device, batch_size, allow_pickle, extra_dirs)
     try:
         loaded = load(input_path, spec)
     except FileRefused as refused:
@@ -114,29 +161,12 @@ def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
     examples = loaded.examples
     print(f"read {len(examples)} {spec.name} records from {input_path}", file=sys.stderr)
 
-    try:
-        predictor = load_predictor(info, task=spec.name, device=dev, allow_pickle=allow_pickle,
-                                   generation=generation, batch_size=batch_size)
-    except DeviceError as exc:
-        _err(str(exc))
-        return 2
-    except ModelLoadError as exc:
-        _err(str(exc))
-        return 1
-
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(examples), desc=f"predict {spec.name}", unit="ex", file=sys.stderr,
-               disable=not progress, dynamic_ncols=True)
-
-    def on_retry(old: int, new: int) -> None:
-        bar.write(f"out of memory on {dev} at batch size {old}; retrying with {new}", file=sys.stderr)
-
+    predictor = _load(info, spec.name, dev, allow_pickle, generation, batch_size)
+    bar, on_retry = _progress_bar(len(examples), f"predict {spec.name}", dev, progress)
     try:
         preds = predict_with_oom_retry(predictor, examples, batch_size, progress=bar.update,
                                        on_retry=on_retry)
     except DeviceError as exc:
-        bar.close()
         _err(str(exc))
         return 1
     finally:
@@ -148,12 +178,55 @@ def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
     except OSError as exc:
         _err(f"cannot write {out}: {exc.strerror or exc}")
         return 1
-    t = predictor.last_timing
-    timing = (f"{t.examples} examples in {t.seconds:.2f} s ({t.per_example_ms:.1f} ms/example, "
-              f"{t.batches} batches, {t.device})" if t else "")
     print(f"wrote {len(preds)} predictions of {spec.name} to {out}")
-    if timing:
-        print(f"timing: {timing}")
+    if _timing(predictor):
+        print(f"timing: {_timing(predictor)}")
+    return 0
+
+
+@_exit_code
+def cmd_run(model: str, split: str = "dev", *, db: str | None = None, dataset: int | None = None,
+            name: str | None = None, device: str = "cpu", batch_size: int = 32, progress: bool = True,
+            task: str | None = None, allow_pickle: bool = False, generation: dict | None = None,
+            extra_dirs: Sequence[str] = ()) -> int:
+    """Predict a split stored in the workspace with a model and store the predictions as a
+    run (scored, analysed and exported like an imported predictions file)."""
+    from ..runs import ModelTaskMismatch, model_run
+    from ..store.workspace import connect
+
+    dev, info, spec = _choose(model, task, device, batch_size, allow_pickle, extra_dirs)
+    ws = connect(db)
+    try:
+        if dataset is not None:
+            target = ws.dataset(dataset)
+        elif spec is None:
+            _err(f"model {info.name!r} names no task: pass --task or --dataset")
+            return 2
+        else:
+            target = ws.find_dataset(spec.name, split)
+        if target is None:
+            what = f"dataset {dataset}" if dataset is not None else f"{spec.name} {split} split"
+            _err(f"no {what} in {ws.path} (see `list`; add it with `ingest`)")
+            return 1
+        predictor = _load(info, target.task, dev, allow_pickle, generation, batch_size)
+        bar, on_retry = _progress_bar(target.records, f"run {target.task} {target.split}", dev, progress)
+        try:
+            result = model_run(ws, target.dataset_id, predictor, name=name, batch_size=batch_size,
+                               progress=bar.update, on_retry=on_retry)
+        except (ModelTaskMismatch, DeviceError) as exc:
+            _err(str(exc))
+            return 1
+        finally:
+            bar.close()
+    finally:
+        ws.close()
+    ev = result.evaluation
+    ci = ev.intervals.get(ev.headline)
+    shown = "n/a" if ev.value is None else f"{ev.value:.4f}"
+    print(f"stored run #{result.run_id} of {info.name} on {target.task} {target.split}: {ev.headline} = "
+          f"{shown}" + (f" (95% CI {ci[0]:.4f}-{ci[1]:.4f})" if ci else ""))
+    if _timing(predictor):
+        print(f"timing: {_timing(predictor)}")
     return 0
 
 
@@ -179,6 +252,30 @@ def run_predict(args) -> int:
                        extra_dirs=args.dir or ())
 
 
+def run_run(args) -> int:
+    return cmd_run(args.model, args.split, db=args.db, dataset=args.dataset, name=args.name,
+                   device=args.device, batch_size=args.batch_size, progress=not args.no_progress,
+                   task=args.task, allow_pickle=args.allow_pickle, generation=_generation_args(args),
+                   extra_dirs=args.dir or ())
+
+
+def _model_options(p) -> None:
+    """Options predict and run share: task, device, batch size, pickle, folders, decoding."""
+    p.add_argument("--task", help="task name (default: the model's task)")
+    p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N or auto")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--allow-pickle", action="store_true",
+                   help="allow pytorch_model.bin (pickle) weights; only for checkpoints you trust")
+    p.add_argument("--dir", action="append", metavar="FOLDER", help="extra model folder; repeatable")
+    g = p.add_argument_group("generation (causal LMs)")
+    g.add_argument("--max-new-tokens", type=int)
+    g.add_argument("--do-sample", action="store_true", help="sample instead of greedy decoding")
+    g.add_argument("--temperature", type=float)
+    g.add_argument("--top-p", type=float)
+    g.add_argument("--seed", type=int)
+
+
 def build_parser_hooks(subparsers) -> None:
     """Add the ``models`` and ``predict`` subcommands to an argparse subparsers object (their
     ``func`` takes the parsed args and returns an exit code, like the other commands)."""
@@ -195,20 +292,18 @@ def build_parser_hooks(subparsers) -> None:
     p.add_argument("--model", required=True, help="model name (see `models`) or model folder")
     p.add_argument("--input", required=True, help="input file in the task's official format (e.g. a test split)")
     p.add_argument("--out", required=True, help="output folder (official submission file name) or file")
-    p.add_argument("--task", help="task name (default: the model's task)")
-    p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N or auto")
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.add_argument("--allow-pickle", action="store_true",
-                   help="allow pytorch_model.bin (pickle) weights; only for checkpoints you trust")
-    p.add_argument("--dir", action="append", metavar="FOLDER", help="extra model folder; repeatable")
-    g = p.add_argument_group("generation (causal LMs)")
-    g.add_argument("--max-new-tokens", type=int)
-    g.add_argument("--do-sample", action="store_true", help="sample instead of greedy decoding")
-    g.add_argument("--temperature", type=float)
-    g.add_argument("--top-p", type=float)
-    g.add_argument("--seed", type=int)
+    _model_options(p)
     p.set_defaults(func=run_predict)
+
+    r = subparsers.add_parser("run", help="predict a split stored in the workspace with a model and "
+                                           "store the predictions as a scored run")
+    r.add_argument("--model", required=True, help="model name (see `models`) or model folder")
+    r.add_argument("--split", default="dev", help="split of the model's task (default dev)")
+    r.add_argument("--dataset", type=int, help="dataset id instead of task and split (see `list`)")
+    r.add_argument("--name", help="run name (default: MODEL on SPLIT)")
+    r.add_argument("--db", help="workspace file (default $CBLUE_STUDIO_DB or workspace/cblue_studio.duckdb)")
+    _model_options(r)
+    r.set_defaults(func=run_run)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""The `models` and `predict` commands, end to end on the tiny checkpoints and sample files."""
+"""The `models`, `predict` and `run` commands, end to end on the tiny checkpoints and sample files."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,9 @@ import pytest
 
 from cblue_core.io.validate import validate
 from cblue_core.models import registry
-from cblue_core.models.commands import build_parser_hooks, cmd_models, cmd_predict, main
+from cblue_core.ingest import ingest_file
+from cblue_core.models.commands import build_parser_hooks, cmd_models, cmd_predict, cmd_run, main
+from cblue_core.store.workspace import connect
 
 from .conftest import SAMPLE, fake_card_folder, fake_hf_folder
 
@@ -152,3 +154,49 @@ def test_parser_hooks(user_models, tmp_path, capsys):
     from cblue_core.models.commands import _generation_args
     assert _generation_args(args) == {"max_new_tokens": 3, "seed": 5, "do_sample": True}
     assert main(["models", "--dir", str(tmp_path / "none")]) == 0
+
+
+@pytest.fixture
+def workspace_db(tmp_path):
+    db = tmp_path / "ws.duckdb"
+    ws = connect(db)
+    assert ingest_file(ws, SAMPLE / "cblue" / "CMeEE" / "CMeEE_dev.json").ok
+    assert ingest_file(ws, SAMPLE / "promptcblue" / "dev.json", "PromptCBLUE", split="dev").ok
+    ws.close()
+    return str(db)
+
+
+def test_run_stores_a_scored_model_run(user_models, workspace_db, capsys):
+    assert cmd_run("tiny-ner", "dev", db=workspace_db, name="tiny on dev", batch_size=4, progress=False) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("stored run #1 of tiny-ner on CMeEE dev: f1 = ") and "95% CI" in out
+    ws = connect(workspace_db, read_only=True)
+    run = ws.run(1)
+    assert (run.name, run.source, run.model, run.device) == ("tiny on dev", "model", "tiny-ner", "cpu")
+    assert run.params["batch_size"] == 4 and run.params["kind"] == "hf-token-classification"
+    assert len(ws.run_predictions(1)) == ws.find_dataset("CMeEE", "dev").records
+    ws.close()
+
+
+def test_run_with_a_language_model_records_its_decoding(tiny, workspace_db, capsys):
+    rc = cmd_run(str(tiny.lm_chat), "dev", db=workspace_db, task="PromptCBLUE", batch_size=8,
+                 progress=False, generation={"max_new_tokens": 4, "seed": 3})
+    assert rc == 0, capsys.readouterr().err
+    ws = connect(workspace_db, read_only=True)
+    run = ws.runs(task="PromptCBLUE")[0]
+    assert run.params["max_new_tokens"] == 4 and run.source == "model"
+    preds = ws.run_predictions(run.run_id)
+    assert all(p.meta.get("generation") is not None for p in preds)
+    ws.close()
+
+
+def test_run_errors_store_nothing(user_models, workspace_db, capsys):
+    assert cmd_run("tiny-qic", "dev", db=workspace_db, progress=False) == 1
+    assert "no KUAKE-QIC dev split in" in capsys.readouterr().err
+    assert cmd_run("tiny-ner", "dev", db=workspace_db, dataset=2, progress=False) == 1
+    assert "is for task CMeEE, not PromptCBLUE" in capsys.readouterr().err
+    assert cmd_run("no-such-model", "dev", db=workspace_db) == 2
+    assert main(["run", "--model", "tiny-ner", "--db", workspace_db, "--batch-size", "0"]) == 2
+    ws = connect(workspace_db, read_only=True)
+    assert ws.runs() == []
+    ws.close()
