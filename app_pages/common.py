@@ -99,6 +99,19 @@ def _load_model(path: str, task: str, device: str):
     return predictor, time.perf_counter() - start
 
 
+def model_failure(exc: Exception, device: str) -> str:
+    """What a page says when a model cannot load or run: the message of our own errors, the
+    first line of anything a model raises (out of memory, a broken checkpoint) — never a trace."""
+    from cblue_core.io.errors import short_error
+    from cblue_core.models.devices import DeviceError
+    from cblue_core.models.registry import ModelLoadError
+    from cblue_core.runs import ModelTaskMismatch
+
+    if isinstance(exc, (ModelLoadError, DeviceError, ModelTaskMismatch, WorkspaceError)):
+        return str(exc)
+    return f"The model could not run on {device}: {type(exc).__name__}: {short_error(exc)}"
+
+
 def load_model(path, task: str, device: str):
     """(predictor, seconds its load took); at most 3 models stay loaded per process."""
     return _load_model(str(path), task, device)

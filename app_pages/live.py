@@ -11,14 +11,12 @@ import pandas as pd
 import streamlit as st
 
 from cblue_core.models.base import model_input
-from cblue_core.models.devices import DeviceError
-from cblue_core.models.registry import ModelLoadError
 from cblue_core.privacy import find_identifiers
 from cblue_core.records import Example
 from cblue_core.render.example import comparison_html, example_html
 from cblue_core.render.streamlit_view import show_html
 from cblue_core.tasks import Kind, get_task
-from app_pages.common import available_models, device_choice, load_model, workspace
+from app_pages.common import available_models, device_choice, load_model, model_failure, workspace
 
 ws = workspace()
 demo = st.toggle("Demo mode (for clinicians)", key="live_demo",
@@ -95,11 +93,8 @@ if not run:
 try:
     predictor, load_s = load_model(info.path, task_name, device)
     pred = predictor.predict([example])[0]
-except (ModelLoadError, DeviceError) as exc:
-    st.error(str(exc))
-    st.stop()
-except RuntimeError as exc:  # torch errors (e.g. out of memory) as a message, not a trace
-    st.error(f"The model could not run on {device}: {str(exc).splitlines()[0]}")
+except Exception as exc:  # noqa: BLE001  (any model failure is a message in the page)
+    st.error(model_failure(exc, device))
     st.stop()
 
 timing = predictor.last_timing

@@ -10,11 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from cblue_core.io.errors import FileRefused
-from cblue_core.models.devices import DeviceError
-from cblue_core.models.registry import ModelLoadError
 from cblue_core.runs import export_run, import_run, model_run
 from cblue_core.tasks import REGISTRY
-from app_pages.common import available_models, device_choice, load_model, md, run_label, workspace
+from app_pages.common import available_models, device_choice, load_model, md, model_failure, run_label, workspace
 
 ws = workspace()
 st.title("Runs")
@@ -23,9 +21,11 @@ datasets = [d for d in ws.datasets() if d.annotations > 0 or d.task == "MedDG"]
 
 
 def pick_split(candidates, key: str) -> int:
+    # The dataset id and file name keep two versions of one split apart (Streamlit matches a
+    # selection by its label).
     by_id = {d.dataset_id: d for d in candidates}
-    return st.selectbox("Gold split", list(by_id), key=key,
-                        format_func=lambda i: f"{by_id[i].task} · {by_id[i].split} ({by_id[i].records} examples)")
+    return st.selectbox("Gold split", list(by_id), key=key, format_func=lambda i: (
+        f"{by_id[i].task} · {by_id[i].split} · #{i} {by_id[i].name} ({by_id[i].records} examples)"))
 
 
 with st.expander("Import a predictions file", expanded=not ws.runs()):
@@ -86,14 +86,13 @@ with st.expander("Run a model on a split"):
                 result = model_run(ws, target, predictor, name=name or None, batch_size=int(batch),
                                    progress=advance, on_retry=lambda old, new: st.warning(
                                        f"Out of memory on {device} at batch size {old}; retrying with {new}."))
-            except (ModelLoadError, DeviceError) as exc:
-                st.error(str(exc))
-            except RuntimeError as exc:  # torch errors as a message, not a trace
-                st.error(f"The model could not run on {device}: {str(exc).splitlines()[0]}")
+            except Exception as exc:  # noqa: BLE001  (any model failure is a message in the page)
+                st.error(model_failure(exc, device))
             else:
                 ev, params = result.evaluation, ws.run(result.run_id).params
                 bar.progress(1.0, text=f"{params['examples']:,} examples in {params['seconds']:.1f} s on {device}")
-                st.success(f"Stored run #{result.run_id}: {ev.headline} = {ev.value}")
+                st.success(f"Stored run #{result.run_id}: {ev.headline} = "
+                           + ("n/a" if ev.value is None else f"{ev.value:.4f}"))
 
 runs = ws.runs()
 if not runs:

@@ -93,13 +93,24 @@ def model_run(ws: Workspace, dataset_id: int, predictor: Predictor, *, name: str
     if model_task != task.name:
         raise ModelTaskMismatch(f"model {predictor.card.name!r} predicts {model_task}, but dataset "
                                 f"{dataset_id} is {task.name} {info.split}")
+    size = predictor.batch_size if batch_size is None else int(batch_size)
+    if size < 1:
+        raise ValueError(f"batch size must be at least 1 (got {size})")
     inputs = [model_input(task, ex) for ex in ws.examples(dataset_id)]
-    size = batch_size or predictor.batch_size
+    used = [size]
+
+    def retried(old: int, new: int) -> None:   # the run records the batch size that fitted
+        used[0] = new
+        if on_retry is not None:
+            on_retry(old, new)
+
     start = time.perf_counter()
-    preds = predict_with_oom_retry(predictor, inputs, size, progress=progress, on_retry=on_retry)
+    preds = predict_with_oom_retry(predictor, inputs, size, progress=progress, on_retry=retried)
     seconds = time.perf_counter() - start
-    params = {**predictor_params(predictor), "batch_size": size, "examples": len(inputs),
+    params = {**predictor_params(predictor), "batch_size": used[0], "examples": len(inputs),
               "seconds": round(seconds, 3)}
+    if used[0] != size:
+        params["batch_size_requested"] = size
     return record_run(ws, dataset_id, preds, name=name or f"{predictor.card.name} on {info.split}",
                       source="model", model=predictor.card.name, params=params,
                       device=str(predictor.device), n_boot=n_boot)

@@ -162,3 +162,23 @@ def test_model_of_another_task_is_refused_and_stores_nothing(ws):
     with pytest.raises(ModelTaskMismatch, match="predicts CMeEE, but dataset .* is KUAKE-QIC dev"):
         model_run(ws, did(ws), EchoGold("CMeEE"))
     assert counts(ws) == before
+
+
+class ShortOfMemory(EchoGold):
+    """Runs out of memory on batches above 5, as a GPU would."""
+
+    def _predict_batch(self, batch):
+        if len(batch) > 5:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return super()._predict_batch(batch)
+
+
+def test_model_run_records_the_batch_size_that_fitted(ws):
+    retries: list[tuple[int, int]] = []
+    r = model_run(ws, did(ws), ShortOfMemory("KUAKE-QIC"), batch_size=16, on_retry=lambda *a: retries.append(a),
+                  n_boot=0)
+    params = ws.run(r.run_id).params
+    assert retries == [(16, 8), (8, 4)] and params["batch_size"] == 4 and params["batch_size_requested"] == 16
+    assert len(ws.run_predictions(r.run_id)) == 24
+    with pytest.raises(ValueError, match="batch size must be at least 1"):
+        model_run(ws, did(ws), EchoGold("KUAKE-QIC"), batch_size=0)

@@ -563,6 +563,11 @@ class PromptCodec(Codec):
         raw = dict(ex.raw) if isinstance(ex.raw, dict) else {}
         raw.update({"input": ex.text, "target": ex.target, "sample_id": ex.key,
                     "task_dataset": ex.meta.get("task_dataset", ex.label)})
+        # A model's prediction carries no record of its own: keep the fields post-processing reads.
+        if "answer_choices" not in raw and ex.choices:
+            raw["answer_choices"] = list(ex.choices)
+        if "task_type" not in raw and ex.meta.get("task_type"):
+            raw["task_type"] = ex.meta["task_type"]
         return raw
 
 

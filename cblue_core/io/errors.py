@@ -41,3 +41,10 @@ class FileRefused(ValueError):
         first = defects[0] if defects else None
         more = f" (+{len(defects) - 1} more)" if len(defects) > 1 else ""
         super().__init__(f"{first}{more}" if first else "file refused")
+
+
+def short_error(exc: BaseException) -> str:
+    """The first line of an exception's message (its type name when the message is empty):
+    what a page or command shows instead of a trace."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

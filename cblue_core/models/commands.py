@@ -7,6 +7,7 @@ load, prediction failed); 2 a usage error (unknown model, device not available, 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -127,12 +128,12 @@ def _timing(predictor) -> str:
 
 def _exit_code(command):
     """Run a command body; a _Stop becomes its exit code."""
+    @functools.wraps(command)
     def wrapped(*args, **kwargs) -> int:
         try:
             return command(*args, **kwargs)
         except _Stop as stop:
             return stop.code
-    wrapped.__doc__, wrapped.__name__ = command.__doc__, command.__name__
     return wrapped
 
 
@@ -192,10 +193,18 @@ def cmd_run(model: str, split: str = "dev", *, db: str | None = None, dataset: i
     """Predict a split stored in the workspace with a model and store the predictions as a
     run (scored, analysed and exported like an imported predictions file)."""
     from ..runs import ModelTaskMismatch, model_run
-    from ..store.workspace import connect
+    from ..store.workspace import WorkspaceError, WorkspaceLocked, connect, default_db_path
 
     dev, info, spec = _choose(model, task, device, batch_size, allow_pickle, extra_dirs)
-    ws = connect(db)
+    path = Path(db) if db else default_db_path()
+    if not path.is_file():   # a mistyped --db must not leave an empty workspace behind
+        _err(f"no workspace at {path} (create one with `ingest`, or start the app)")
+        return 1
+    try:
+        ws = connect(path)
+    except (WorkspaceLocked, WorkspaceError) as exc:
+        _err(str(exc))
+        return 2
     try:
         if dataset is not None:
             target = ws.dataset(dataset)
@@ -208,6 +217,10 @@ def cmd_run(model: str, split: str = "dev", *, db: str | None = None, dataset: i
             what = f"dataset {dataset}" if dataset is not None else f"{spec.name} {split} split"
             _err(f"no {what} in {ws.path} (see `list`; add it with `ingest`)")
             return 1
+        if spec is not None and target.task != spec.name:
+            _err(f"model {info.name!r} is for task {spec.name}, but dataset {target.dataset_id} is "
+                 f"{target.task} {target.split}")
+            return 2
         predictor = _load(info, target.task, dev, allow_pickle, generation, batch_size)
         bar, on_retry = _progress_bar(target.records, f"run {target.task} {target.split}", dev, progress)
         try:
@@ -277,7 +290,7 @@ def _model_options(p) -> None:
 
 
 def build_parser_hooks(subparsers) -> None:
-    """Add the ``models`` and ``predict`` subcommands to an argparse subparsers object (their
+    """Add the ``models``, ``predict`` and ``run`` subcommands to an argparse subparsers object (their
     ``func`` takes the parsed args and returns an exit code, like the other commands)."""
     m = subparsers.add_parser("models", help="list built-in and user models")
     m.add_argument("--json", action="store_true", help="print one JSON object")

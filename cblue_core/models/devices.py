@@ -33,8 +33,10 @@ def _torch():
     return torch
 
 
-# Device nodes of NVIDIA (driver), AMD ROCm and WSL GPU drivers: torch can see no GPU without one.
-_GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia", "/dev/kfd", "/dev/dxg")
+# Traces of a GPU driver (NVIDIA, including Jetson's nvgpu and a module loaded on demand; AMD
+# ROCm; WSL): torch can see no GPU without one of them.
+_GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia", "/sys/module/nvidia",
+              "/dev/nvhost-ctrl-gpu", "/dev/kfd", "/dev/dxg")
 
 
 def gpu_hardware_absent() -> bool:

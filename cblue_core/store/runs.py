@@ -19,7 +19,8 @@ ERROR_COLUMNS = ("idx", "turn", "category", "tags", "gold_label", "pred_label", 
 # selection on its spec, so the same query must list the same rows in the same order every rerun.
 ERROR_ROW_ORDER = ("idx, turn NULLS FIRST, coalesce(gold_start, pred_start) NULLS LAST, gold_start NULLS LAST,"
                    " gold_end NULLS LAST, pred_start NULLS LAST, pred_end NULLS LAST, category,"
-                   " gold_label NULLS FIRST, pred_label NULLS FIRST, gold_text NULLS FIRST, pred_text NULLS FIRST")
+                   " gold_label NULLS FIRST, pred_label NULLS FIRST, gold_text NULLS FIRST, pred_text NULLS FIRST,"
+                   " tags NULLS FIRST")
 _ERROR_TYPES = {"idx": pa.int32(), "turn": pa.int32(), "tags": pa.list_(pa.string()),
                 "gold_start": pa.int32(), "gold_end": pa.int32(), "pred_start": pa.int32(),
                 "pred_end": pa.int32()}

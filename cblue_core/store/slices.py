@@ -7,6 +7,8 @@ from typing import Any
 
 import duckdb
 
+from ..io.errors import short_error
+
 
 @dataclass(frozen=True)
 class Slice:
@@ -54,5 +56,5 @@ class SliceStore:
             rows = self.con.execute(f"SELECT idx FROM examples WHERE dataset_id = ? AND ({predicate})"
                                     " ORDER BY idx", [dataset_id]).fetchall()
         except duckdb.Error as exc:
-            raise SliceError(str(exc).splitlines()[0]) from None
+            raise SliceError(short_error(exc)) from None
         return [r[0] for r in rows]

@@ -16,6 +16,7 @@ from typing import Any, Iterable
 import duckdb
 import pyarrow as pa
 
+from ..io.errors import short_error
 from ..io.resources import Category, IcdTerm, Schema
 from ..io.validate import LoadedDataset, ValidationReport
 from ..io.codecs import DecodeContext, codec_for
@@ -252,7 +253,7 @@ class Workspace(RunStore, SliceStore, AnnotationStore):
             frame = self.con.execute(f"{base} ORDER BY idx LIMIT {int(limit)} OFFSET {int(offset)}",
                                      params).df()
         except duckdb.Error as exc:
-            return ExamplePage(0, _empty_frame(), _short_error(exc))
+            return ExamplePage(0, _empty_frame(), short_error(exc))
         return ExamplePage(total, frame)
 
     def stats(self, dataset_id: int) -> "DatasetStats":
@@ -392,11 +393,6 @@ def _empty_frame():
     return pd.DataFrame(columns=list(EXAMPLE_COLUMNS))
 
 
-def _short_error(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def check_predicate(con: duckdb.DuckDBPyConnection, predicate: str) -> str | None:
     """Why a user's WHERE predicate is not acceptable, or None.
 
@@ -407,7 +403,7 @@ def check_predicate(con: duckdb.DuckDBPyConnection, predicate: str) -> str | Non
     try:
         statements = con.extract_statements(probe)
     except duckdb.Error as exc:
-        return f"SQL error: {_short_error(exc)}"
+        return f"SQL error: {short_error(exc)}"
     if len(statements) != 1:
         return "the filter must be one expression (no ';' or second statement)"
     lowered = predicate.lower()
@@ -417,7 +413,7 @@ def check_predicate(con: duckdb.DuckDBPyConnection, predicate: str) -> str | Non
     try:
         con.execute(f"EXPLAIN {probe}")
     except duckdb.Error as exc:
-        return f"SQL error: {_short_error(exc)}"
+        return f"SQL error: {short_error(exc)}"
     return None
 
 

@@ -11,6 +11,7 @@ from cblue_core.io.validate import validate
 from cblue_core.models import registry
 from cblue_core.ingest import ingest_file
 from cblue_core.models.commands import build_parser_hooks, cmd_models, cmd_predict, cmd_run, main
+from cblue_core.runs import export_run
 from cblue_core.store.workspace import connect
 
 from .conftest import SAMPLE, fake_card_folder, fake_hf_folder
@@ -178,7 +179,7 @@ def test_run_stores_a_scored_model_run(user_models, workspace_db, capsys):
     ws.close()
 
 
-def test_run_with_a_language_model_records_its_decoding(tiny, workspace_db, capsys):
+def test_run_with_a_language_model_records_its_decoding(tiny, workspace_db, tmp_path, capsys):
     rc = cmd_run(str(tiny.lm_chat), "dev", db=workspace_db, task="PromptCBLUE", batch_size=8,
                  progress=False, generation={"max_new_tokens": 4, "seed": 3})
     assert rc == 0, capsys.readouterr().err
@@ -187,14 +188,25 @@ def test_run_with_a_language_model_records_its_decoding(tiny, workspace_db, caps
     assert run.params["max_new_tokens"] == 4 and run.source == "model"
     preds = ws.run_predictions(run.run_id)
     assert all(p.meta.get("generation") is not None for p in preds)
+    # the exported submission keeps the prompt fields post-processing reads
+    out = export_run(ws, run.run_id, tmp_path / "export")
     ws.close()
+    recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    src = [json.loads(x) for x in (SAMPLE / "promptcblue" / "dev.json").read_text(encoding="utf-8").splitlines()
+           if x.strip()]
+    for r, s in zip(recs, src):
+        assert (r["sample_id"], r["task_type"], r.get("answer_choices") or None) == (
+            s["sample_id"], s["task_type"], s.get("answer_choices") or None)
 
 
 def test_run_errors_store_nothing(user_models, workspace_db, capsys):
     assert cmd_run("tiny-qic", "dev", db=workspace_db, progress=False) == 1
     assert "no KUAKE-QIC dev split in" in capsys.readouterr().err
-    assert cmd_run("tiny-ner", "dev", db=workspace_db, dataset=2, progress=False) == 1
-    assert "is for task CMeEE, not PromptCBLUE" in capsys.readouterr().err
+    assert cmd_run("tiny-ner", "dev", db=workspace_db, dataset=2, progress=False) == 2
+    assert "is for task CMeEE, but dataset 2 is PromptCBLUE dev" in capsys.readouterr().err
+    missing = workspace_db + ".typo"
+    assert cmd_run("tiny-ner", "dev", db=missing, progress=False) == 1
+    assert "no workspace at" in capsys.readouterr().err and not os.path.exists(missing)
     assert cmd_run("no-such-model", "dev", db=workspace_db) == 2
     assert main(["run", "--model", "tiny-ner", "--db", workspace_db, "--batch-size", "0"]) == 2
     ws = connect(workspace_db, read_only=True)

@@ -151,7 +151,7 @@ def test_gpu_hardware_absent_reads_driver_nodes(monkeypatch):
     monkeypatch.setattr(devices.os.path, "exists", lambda p: p in present)
     monkeypatch.setattr(devices.sys, "platform", "linux")
     assert devices.gpu_hardware_absent()
-    for node in ("/dev/nvidiactl", "/dev/kfd", "/dev/dxg"):
+    for node in ("/dev/nvidiactl", "/sys/module/nvidia", "/dev/nvhost-ctrl-gpu", "/dev/kfd", "/dev/dxg"):
         present.clear()
         present.add(node)
         assert not devices.gpu_hardware_absent(), node

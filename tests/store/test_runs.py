@@ -55,3 +55,9 @@ def test_error_rows_order_is_total_whatever_the_insert_order(ws, cmeee_file):
     assert first == [(0, "missed", "bod", ""), (0, "spurious", "", "bod"), (1, "spurious", "", "sym"),
                      (1, "missed", "dru", ""), (1, "spurious", "", "dis"), (1, "correct", "sym", "sym")]
     assert listed.equals(ws.error_rows(run_id, limit=1000))
+
+
+def test_rows_differing_only_in_tags_keep_one_order(ws, cmeee_file):
+    rows = [{"idx": 0, "category": "spurious", "pred_label": "x", "tags": [t]} for t in ("nested", "b", "a")]
+    run_id = run_with(ws, cmeee_file, rows * 40)
+    assert [list(t) for t in ws.error_rows(run_id, limit=1000)["tags"]][::40] == [["a"], ["b"], ["nested"]]

@@ -1,0 +1,18 @@
+"""Helpers every page shares: the messages a model failure turns into."""
+from __future__ import annotations
+
+from app_pages.common import md, model_failure
+from cblue_core.models.registry import ModelLoadError
+
+
+def test_model_failures_are_one_line_messages():
+    assert model_failure(ModelLoadError("model 'x' has no weights"), "cpu") == "model 'x' has no weights"
+    assert model_failure(NotImplementedError(), "cpu") == (
+        "The model could not run on cpu: NotImplementedError: NotImplementedError")
+    assert model_failure(RuntimeError("CUDA out of memory.\nTried to allocate 2 GiB"), "cuda") == (
+        "The model could not run on cuda: RuntimeError: CUDA out of memory.")
+    assert model_failure(KeyError("label"), "cpu").endswith("KeyError: 'label'")
+
+
+def test_md_makes_data_inert():
+    assert md("[x](javascript:alert(1)) *b*\nnext") == r"\[x\]\(javascript\:alert\(1\)\) \*b\* next"
