@@ -67,8 +67,8 @@ elif dev is None:
 else:
     limit = 12 if demo else dev.records
     shown = ws.query_examples(dev.dataset_id, limit=limit).rows
-    idx = st.selectbox("Example / 病例", shown["idx"].tolist(), key="live_example",
-                       format_func=lambda i: f"{i}: {shown.set_index('idx').loc[i, 'text'][:60]}")
+    heads = dict(zip(shown["idx"].tolist(), shown["text"].str.slice(0, 60).tolist()))   # one lookup per option, not a re-index
+    idx = st.selectbox("Example / 病例", list(heads), key="live_example", format_func=lambda i: f"{i}: {heads[i]}")
     gold = ws.example(dev.dataset_id, int(idx))
     example = model_input(task, gold)
     if not demo:

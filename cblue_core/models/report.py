@@ -41,7 +41,8 @@ def row(task: str, model: ModelInfo | None) -> str:
     lo, hi = dev.get("intervals", {}).get(head, (None, None))
     score = _pct(dev["metrics"][head]) + (f" ({_pct(lo)}-{_pct(hi)})" if lo is not None else "")
     if card.extra.get("not_comparable_with_leaderboard"):
-        score += " held-out 20% of dev, not comparable"
+        held = (card.training.get("data") or {}).get("eval_examples")
+        score += f" on {held} held-out dev records, not comparable" if held else " not comparable"
     base = strongest_baseline(card, head)
     base_txt = f"{base[0].replace('_', ' ')} {_pct(base[1])}" if base else ""
     minutes = max(1, round(card.training.get("time_s", 0) / 60))
