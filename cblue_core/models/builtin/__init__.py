@@ -8,18 +8,18 @@ Nothing is downloaded: every model is trained here on the CBLUE files (see each 
 and :data:`BUILTIN_LOADERS` maps each ``ModelCard.kind`` to a loader ``(folder, device) ->
 Predictor``.
 
-=============  ==========================  ==============================================
+=============  ==========================  ========================================================
 task           kind                        model
-=============  ==========================  ==============================================
+=============  ==========================  ========================================================
 CMeEE          ``span-encoder``            char BiLSTM + span classifier (nested entities)
-CMeIE          ``span-relation``           multi-label span BiLSTM (SUBJ + predicates) + pairing
+CMeIE          ``span-relation``           multi-label span BiLSTM (SUBJ + predicates) + pair head
 CHIP-CDN       ``cdn-retrieval-reranker``  TF-IDF retrieval + train memory + MLP reranker
 CHIP-CTC       ``ngram-classifier``        char 1-3-gram bag + MLP
 KUAKE-QIC      ``ngram-classifier``        char 1-3-gram bag + MLP
 CHIP-STS       ``ngram-classifier``        pair bags [a, b, |a-b|, a*b, a&b, a-b, b-a] + overlap
 KUAKE-QTR      ``ngram-classifier``        (same pair model)
 KUAKE-QQR      ``ngram-classifier``        (same pair model)
-=============  ==========================  ==============================================
+=============  ==========================  ========================================================
 """
 from __future__ import annotations
 

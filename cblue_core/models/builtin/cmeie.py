@@ -37,8 +37,10 @@ import torch
 from torch import nn
 
 from ...evaluation import evaluate
+from ...annotation.validation import combined_for, schema_types
 from ...io.resources import read_schemas, resource_kind
 from ...records import Example, Triple
+from ...render.relations import find_all
 from ...tasks import TaskSpec, get_task
 from ..base import ModelCard
 from . import common as C
@@ -56,7 +58,7 @@ class RelNet(SpanNet):
     an optional auxiliary entity head (``aux_labels``, CMeEE types; training only)."""
 
     def __init__(self, cfg: SpanConfig, n_predicates: int, pair_dim: int,
-                 aux_labels: Sequence[str] = (), pair_scores: bool = True):
+                 aux_labels: Sequence[str] = (), pair_scores: bool = False):
         super().__init__(cfg)
         self.aux_labels = list(aux_labels)
         d = 2 * cfg.hidden
@@ -130,8 +132,8 @@ def piece_pairs(text: str, triples: Sequence[Triple], pred_index: dict[str, int]
         k = pred_index.get(t.predicate)
         if k is None or not t.subject or not t.object or max(len(t.subject), len(t.object)) > max_span:
             continue
-        so = [(a, a + len(t.subject)) for a in occurrences(text, t.subject)]
-        oo = [(a, a + len(t.object)) for a in occurrences(text, t.object)]
+        so = [(a, a + len(t.subject)) for a in find_all(text, t.subject)]
+        oo = [(a, a + len(t.object)) for a in find_all(text, t.object)]
         subj.update(so)
         ment.update(so)
         ment.update(oo)
@@ -140,18 +142,6 @@ def piece_pairs(text: str, triples: Sequence[Triple], pred_index: dict[str, int]
                 if a != b:
                     pos.setdefault(a + b, set()).add(k)
     return sorted(subj), sorted(ment), pos
-
-
-def occurrences(text: str, mention: str) -> list[int]:
-    out, i = [], text.find(mention) if mention else -1
-    while i >= 0:
-        out.append(i)
-        i = text.find(mention, i + 1)
-    return out
-
-
-def combined(text: str, subject: str, obj: str) -> bool:
-    return not any(subject in s and obj in s for s in text.split("。"))
 
 
 TYPE = "T:"   # label prefix of object-type labels ("T:症状"); predicates are labels of their own
@@ -165,7 +155,7 @@ def mention_spans(ex: Example, lab: dict[str, int], max_span: int) -> list[tuple
                      (t.object, lab.get(TYPE + t.object_type))):
             if k is None or not m or len(m) > max_span:
                 continue
-            for s in occurrences(ex.text, m):
+            for s in find_all(ex.text, m):
                 spans.add((s, s + len(m), k))
     return sorted(spans)
 
@@ -179,10 +169,7 @@ class Schemas:
 
     @property
     def object_types(self) -> list[str]:
-        return sorted({o for _, _, o in self.rows})
-
-    def predicates_for(self, object_type: str) -> list[str]:
-        return [p for p, pairs in self.by_pred.items() if any(o == object_type for _, o in pairs)]
+        return sorted(schema_types(self.rows)[1])
 
     def types(self, predicate: str, object_type: str | None = None) -> tuple[str, str] | None:
         """(subject type, object type) of a predicate: the schema with that object type when
@@ -229,14 +216,13 @@ class RelationModel(C.NetPredictor):
                 S = top_spans(P[i, :, :, self.subj_k], n, self.max_subjects, self.subject_threshold)
                 O = top_spans(P[i][..., self.obj_ks].max(-1).values, n, self.max_objects, self.threshold)
                 spans.append((S, O))
-                rows.extend((i, a, b, c, d) for a, b, _ in S for c, d, _ in O if (a, b) != (c, d))
+                # a mention is never its own object: such pairs are not even scored
+                rows.extend((i, a, b, c, d) for a, b, _ in S for c, d, _ in O if text[a:b] != text[c:d])
             probs = (torch.sigmoid(self.net.pair(h, torch.tensor(rows, device=h.device), logits)).float().cpu()
                      if rows else torch.zeros(0, len(self.predicates)))
         best: list[dict] = [{} for _ in texts]
         for (i, a, b, c, d), pr in zip(rows, probs):
             subj, obj = texts[i][a:b], texts[i][c:d]
-            if subj == obj:
-                continue
             for k in (pr > self.pair_threshold).nonzero().flatten().tolist():
                 key, p = (subj, self.predicates[k], obj), float(pr[k])
                 if p > best[i].get(key, (-1.0,))[0]:
@@ -247,7 +233,7 @@ class RelationModel(C.NetPredictor):
             for (subj, pred, obj), (p, otype) in one_subject_each(best[i]):
                 types = self.schemas.types(pred, otype)
                 if types is not None:
-                    triples.append(Triple(subj, pred, obj, types[0], types[1], combined(text, subj, obj)))
+                    triples.append(Triple(subj, pred, obj, types[0], types[1], combined_for(text, subj, obj)))
                     scores.append(round(p, 4))
             S, O = spans[i]
             out.append((triples, {"triple_scores": scores,
@@ -292,7 +278,7 @@ def load_model(folder: str | Path, device: str = "cpu") -> RelationModel:
         raise ValueError(f"{folder}: config.json has no pair head (pair_dim): a CMeIE model from an "
                          "older version; retrain it with `python -m cblue_core train --task CMeIE`")
     n_predicates, pair_dim = raw.pop("n_predicates"), raw.pop("pair_dim")
-    pair_scores = raw.pop("pair_scores", True)
+    pair_scores = raw.pop("pair_scores", DEFAULTS["pair_scores"])
     cfg = SpanConfig(**raw)
     v = C.read_json(folder / "vocab.json")
     net = RelNet(cfg, n_predicates, pair_dim, pair_scores=pair_scores)
@@ -340,14 +326,19 @@ def split_data(data_dir: str | Path, task: TaskSpec):
 
 
 def encoder_folder(name_or_dir: str | Path) -> Path:
-    """A span-encoder model folder, or a built-in model's by name (``cmeee``)."""
-    path = Path(name_or_dir)
-    if path.is_dir():
-        return path
-    from ..registry import resolve
-    info = resolve(str(name_or_dir))
-    if info.kind != "span-encoder":
-        raise ValueError(f"init_from: {name_or_dir} is a {info.kind} model, not a span encoder")
+    """The folder of a span-encoder model (a folder, or a built-in model's name: ``cmeee``).
+    Raises FileNotFoundError (with what to do) when there is none, ValueError for another kind."""
+    from ..registry import ModelNotFoundError, resolve
+    try:
+        info = resolve(str(name_or_dir))
+    except ModelNotFoundError as exc:
+        raise FileNotFoundError(
+            f"init_from: no span-encoder model {str(name_or_dir)!r} ({exc}); the CMeIE model starts "
+            "from the CMeEE one: train it first with `python -m cblue_core train --task CMeEE "
+            "--data DIR --out models/cmeee`") from None
+    if info.kind != "span-encoder" or info.problem is not None:
+        raise ValueError(f"init_from: {name_or_dir} is a {info.kind} model, not a usable span encoder"
+                         + (f" ({info.problem})" if info.problem else ""))
     return Path(info.path)
 
 
@@ -369,7 +360,7 @@ def aux_items(data_dir: str | Path, max_chars: int, limit: int | None = None):
 
 def fit(net: RelNet, vocab: Vocab, items, aux, cfg: SpanConfig, out_dir: Path, *, seed: int,
         resume: bool, progress: bool, max_minutes: float, pos_weight: float, aux_per_epoch: int,
-        pair_loss: str = "bce", pair_pos_weight: float = 1.0,
+        pair_loss: str = "mlce", pair_pos_weight: float = 1.0,
         max_steps: int | None = None) -> dict:
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda ep: max(0.1, 1 - ep / max(cfg.epochs, 1)))
@@ -515,7 +506,7 @@ def dictionary_baseline(task: TaskSpec, train: Sequence[Example], held: Sequence
         by_subj.setdefault(k[0], []).append(k)
     pred = []
     for e in held:
-        tr = [Triple(s, p, o, st, ot, combined(e.text, s, o))
+        tr = [Triple(s, p, o, st, ot, combined_for(e.text, s, o))
               for subj, ks in by_subj.items() if subj in e.text
               for s, p, o, st, ot in ks if o in e.text]
         pred.append(Example(key=e.key, index=e.index, text=e.text, triples=tr))
@@ -541,11 +532,12 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     subject_threshold = params.pop("subject_threshold", threshold)
     aux_per_epoch = params.pop("aux_per_epoch", 3000)
     use_aux = params.pop("aux", True)
-    init_from = params.pop("init_from", None)
+    # DEFAULTS holds every one of these: it is the only place their shipped values are written
+    init_from = params.pop("init_from")
     pair_dim = params.pop("pair_dim")
-    pair_scores = params.pop("pair_scores", True)
-    pair_threshold = params.pop("pair_threshold", 0.5)
-    pair_loss = params.pop("pair_loss", "bce")
+    pair_scores = params.pop("pair_scores")
+    pair_threshold = params.pop("pair_threshold")
+    pair_loss = params.pop("pair_loss")
     pair_pos_weight = params.pop("pair_pos_weight", 1.0)
     labels = [SUBJ] + list(task.label_codes) + [TYPE + t for t in schemas.object_types]
     cfg = SpanConfig(task=task.name, labels=labels, **params)
@@ -573,7 +565,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     if init is not None:
         own = net.state_dict()
         enc = {k: v for k, v in init.items() if k.split(".")[0] in ("char", "bigram", "lstm")}
-        if aux_labels and list(aux_labels) == list(get_task("CMeEE").label_codes):
+        if aux_labels and list(aux_labels) == list(init_net.cfg.labels):
             enc.update({"aux_" + k: v for k, v in init.items() if k.startswith("pointer.")
                         and "aux_" + k in own})
         net.load_state_dict(enc, strict=False)
@@ -604,7 +596,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                 "scored on the held-out part of the dev split (see training.split): NOT comparable "
                 "with the leaderboard"]
         base = dictionary_baseline(task, train_ex, held_ex)
-        gold_comb = [(t.combined, combined(e.text, t.subject, t.object)) for e in held_ex for t in e.triples
+        gold_comb = [(t.combined, combined_for(e.text, t.subject, t.object)) for e in held_ex for t in e.triples
                      if t.combined is not None]
         if gold_comb:
             summary.setdefault("extra", {})["combined_rule_agreement_with_gold"] = round(

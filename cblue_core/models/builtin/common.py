@@ -36,13 +36,16 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+DEFAULT_TRAIN_THREADS = 2
+
+
 def training_threads(n: int | None = None) -> int:
     """Threads for training: ``CBLUE_TRAIN_THREADS`` (default 2, never more than 2: the
     training machine has 2 cores shared with others). On a busy machine 1 thread is faster
     than 2 (the second thread's barrier waits stall every operation), hence the variable."""
     if n is None:
-        n = int(os.environ.get("CBLUE_TRAIN_THREADS", "2") or 2)
-    n = max(1, min(2, n))
+        n = int(os.environ.get("CBLUE_TRAIN_THREADS", "") or DEFAULT_TRAIN_THREADS)
+    n = max(1, min(DEFAULT_TRAIN_THREADS, n))
     try:
         torch.set_num_threads(n)
     except RuntimeError:  # pragma: no cover - set after parallel work started
@@ -300,7 +303,7 @@ def load_train_dev(data_dir: str | Path, task: TaskSpec):
 
 def command_line(task: str, data_dir: str | Path, out_dir: str | Path, seed: int,
                  threads: int | None = None) -> str:
-    env = f"CBLUE_TRAIN_THREADS={threads} " if threads not in (None, 2) else ""
+    env = f"CBLUE_TRAIN_THREADS={threads} " if threads not in (None, DEFAULT_TRAIN_THREADS) else ""
     return (f"{env}python -m cblue_core train --task {task} --data {data_dir} --out {out_dir}"
             + (f" --seed {seed}" if seed else ""))
 
