@@ -11,24 +11,23 @@ which to keep. Nothing here writes SQL or parses files: widgets -> ``cblue_core`
 """
 from __future__ import annotations
 
-import re
+import tempfile
 import zlib
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-import tempfile
 
 import pandas as pd
 import streamlit as st
 
+from app_pages.common import md, run_label, selected, user_name, workspace
+from app_pages.components.span_editor import editor_value, span_editor
 from cblue_core.annotation.model import Annotation, EditConflict, annotation_field
 from cblue_core.annotation.validation import allowed_predicates, combined_for, schema_types
 from cblue_core.records import Span, Triple
 from cblue_core.render.example import example_html
-from cblue_core.render.streamlit_view import show_html
+from app_pages.html_view import show_html
 from cblue_core.tasks import REGISTRY, get_task
-from app_pages.common import md, run_label, selected, user_name, workspace
-from app_pages.components.span_editor import editor_value, span_editor
 
 TABS = ["Edit", "Versions", "Review queue", "Agreement", "Re-score", "Export"]
 EDITOR = "ann_editor"          # one editor instance for every example: its frame keeps focus
@@ -86,7 +85,7 @@ def load_draft(ws, dataset_id: int, idx: int, *, force: bool = False) -> dict:
     ``base``, the revision the edit started from) and ``gen`` (changes when the draft is reset,
     so per-example widgets start again). A draft without changes follows the store."""
     doc = doc_key(dataset_id, idx)
-    current, rev = ws.current_annotation(dataset_id, idx)
+    current, rev = ws.annotations.current(dataset_id, idx)
     d = drafts().get(doc)
     clean = d is not None and d["ann"] == d["loaded"]
     if d is None or force or (clean and (d["base"] != rev or d["loaded"] != current)):
@@ -168,7 +167,7 @@ def do_save(dataset_id: int, idx: int, *, ann: Annotation | None = None, base: i
     after = d["ann"] if ann is None else ann
     base_rev = d["base"] if base is None else base
     try:
-        ev = ws.save_annotation(dataset_id, idx, after, author=user_name(),
+        ev = ws.annotations.save(dataset_id, idx, after, author=user_name(),
                                 reason=st.session_state.get("ann_reason", "") or "",
                                 base_revision=base_rev)
     except EditConflict as exc:
@@ -218,7 +217,7 @@ def on_discard(dataset_id: int, idx: int) -> None:
 def on_revert(event_id: int, dataset_id: int, idx: int) -> None:
     ws = workspace()
     try:
-        ev = ws.revert_event(event_id, author=user_name(),
+        ev = ws.annotations.revert(event_id, author=user_name(),
                              reason=st.session_state.get("ann_reason", "") or f"revert event {event_id}")
     except EditConflict as exc:
         flash("error", f"Event #{event_id} not reverted: {exc} Later edits must be reverted first.")
@@ -233,7 +232,7 @@ def on_revert(event_id: int, dataset_id: int, idx: int) -> None:
 
 
 def on_undo_mine(dataset_id: int, idx: int) -> None:
-    mine = workspace().annotation_events(dataset_id, idx, author=user_name())
+    mine = workspace().annotations.events(dataset_id, idx, author=user_name())
     if not mine:
         flash("info", f"{user_name()} has no saved edit on example {idx}.")
         return
@@ -256,8 +255,8 @@ def handle_editor(ws, value: dict) -> None:
     if where is None:
         return
     did, idx = where
-    info = ws.dataset(did)
-    ex = ws.example(did, idx) if info is not None else None
+    info = ws.datasets.get(did)
+    ex = ws.datasets.example(did, idx) if info is not None else None
     if ex is None:
         return
     task = get_task(info.task)
@@ -281,7 +280,7 @@ st.title("Annotate")
 st.caption("Correct gold spans, triples, labels and terms; every save is kept with its author, "
            f"time and reason. Annotating as **{md(user_name())}** (set your name in the sidebar).")
 
-datasets = [d for d in ws.datasets() if annotation_field(get_task(d.task)) is not None]
+datasets = [d for d in ws.datasets.all() if annotation_field(get_task(d.task)) is not None]
 if not datasets:
     st.info("No editable split in the workspace: annotation covers entity spans (CMeEE), CMeIE "
             "triples, classification and pair labels, and CHIP-CDN terms. Ingest one on Datasets.")
@@ -316,7 +315,7 @@ if st.session_state.get("ann_split") not in splits:
     st.session_state.ann_split = "dev" if "dev" in splits else splits[0]
 split = c2.selectbox("Split", splits, key="ann_split")
 task = get_task(task_name)
-info = ws.find_dataset(task_name, split)
+info = ws.datasets.find(task_name, split)
 did = info.dataset_id
 kind = annotation_field(task)
 if st.session_state.get("ann_dataset") != did:
@@ -362,7 +361,7 @@ def edit_spans(ex, d: dict, doc: str) -> None:
 
 
 def edit_triples(ex, d: dict, doc: str) -> None:
-    schemas = ws.schemas()
+    schemas = ws.resources.schemas()
     subj_types, obj_types = schema_types(schemas)
     ent_types = list(dict.fromkeys(subj_types + obj_types))
     for t in d["ann"].triples:
@@ -403,7 +402,7 @@ def edit_triples(ex, d: dict, doc: str) -> None:
     if not options:
         st.info("No mentions yet: mark some in the text above.")
     else:
-        fmt = lambda m: f"{m[0]} · {m[1]}"  # noqa: E731
+        fmt = lambda m: f"{m[0]} · {m[1]}"
         a, b, c = st.columns(3)
         subj = a.selectbox("Subject", options, format_func=fmt, key=f"ann_subj::{doc}::{d['gen']}")
         obj = c.selectbox("Object", options, format_func=fmt, key=f"ann_obj::{doc}::{d['gen']}",
@@ -451,7 +450,7 @@ def edit_label(ex, d: dict, doc: str) -> None:
 
 
 def edit_terms(ex, d: dict, doc: str) -> None:
-    icd = ws.icd_terms()
+    icd = ws.resources.icd_terms()
     cur = list(d["ann"].terms)
     q = st.text_input("Search the ICD-10 list (term or code)", key="ann_icd_q",
                       placeholder="e.g. 糖尿病 or E11")
@@ -504,7 +503,7 @@ with tab["Edit"]:
                                   max_value=max(info.records - 1, 0), step=1, key="ann_example"))
         n4.toggle("Large type", key="ann_big")
         st.query_params.update({"task": task_name, "split": split, "example": str(idx)})
-        ex = ws.example(did, idx)
+        ex = ws.datasets.example(did, idx)
         if ex is None:
             st.warning("No such example.")
         else:
@@ -544,7 +543,7 @@ with tab["Edit"]:
                           disabled=not dirty, help="Ctrl+S in the span editor")
                 b2.button("Discard unsaved changes", on_click=on_discard, args=(did, idx),
                           key="ann_discard", disabled=not dirty)
-                events = ws.annotation_events(did, idx)
+                events = ws.annotations.events(did, idx)
                 mine = [e for e in events if e.author == user_name()]
                 b3.button("Undo my last saved edit", on_click=on_undo_mine, args=(did, idx),
                           key="ann_undo_mine", disabled=not mine or dirty,
@@ -569,15 +568,15 @@ with tab["Edit"]:
 with tab["Versions"]:
     if is_open("Versions"):
         with guard("Versions"):
-            versions = ws.versions(did)
+            versions = ws.annotations.versions(did)
             v1, v2 = st.columns([3, 1])
             vname = v1.text_input("Name of a new snapshot of the current gold", key="ann_ver_name",
                                   placeholder="e.g. reviewed-2024-06")
             if v2.button("Create version", key="ann_ver_create"):
                 try:
-                    made = ws.create_version(did, vname, user_name())
+                    made = ws.annotations.create_version(did, vname, user_name())
                     st.success(f"Created version {md(repr(made.name))} (events up to #{made.last_event_id}).")
-                    versions = ws.versions(did)
+                    versions = ws.annotations.versions(did)
                 except Exception as exc:  # noqa: BLE001
                     st.error(f"Not created: {md(exc)}")
             if versions:
@@ -591,7 +590,7 @@ with tab["Versions"]:
             d1, d2 = st.columns(2)
             va = d1.selectbox("From", names, index=0, key="ann_diff_a")
             vb = d2.selectbox("To", names, index=len(names) - 1, key="ann_diff_b")
-            diffs = ws.diff_versions(did, version_arg(va), version_arg(vb))
+            diffs = ws.annotations.diff_versions(did, version_arg(va), version_arg(vb))
             if not diffs:
                 st.info(f"No example differs between {md(va)} and {md(vb)}.")
             else:
@@ -604,7 +603,7 @@ with tab["Versions"]:
                 if rows:
                     pick = int(frame.iloc[rows[0]]["idx"])
                 diff = next(x for x in diffs if x.idx == pick)
-                ex = ws.example(did, pick)
+                ex = ws.datasets.example(did, pick)
                 p1, p2 = st.columns(2)
                 with p1:
                     st.markdown(f"**{md(va)}**")
@@ -651,7 +650,7 @@ with tab["Agreement"]:
         with guard("Agreement"):
             from cblue_core.annotation.agreement import adjudicate, cohen_kappa, span_agreement
 
-            authors = ws.annotation_authors(did)
+            authors = ws.annotations.authors(did)
             if len(authors) < 2:
                 st.info("Agreement compares the saved edits of two annotators on this split; "
                         f"so far: {md(', '.join(authors) or 'nobody')}. Each annotator sets a name in "
@@ -659,13 +658,13 @@ with tab["Agreement"]:
             else:
                 g1, g2 = st.columns(2)
                 a_name = g1.selectbox("Annotator A", authors, index=0, key="ann_ag_a")
-                ma = ws.author_annotations(did, a_name)
+                ma = ws.annotations.by_author(did, a_name)
                 others = [x for x in authors if x != a_name]
-                shared = {x: len(set(ma) & set(ws.author_annotations(did, x))) for x in others}
+                shared = {x: len(set(ma) & set(ws.annotations.by_author(did, x))) for x in others}
                 b_name = g2.selectbox("Annotator B", others, key="ann_ag_b",
                                       index=others.index(max(others, key=lambda x: shared[x])),
                                       format_func=lambda x: f"{x} ({shared[x]} examples in common)")
-                mb = ws.author_annotations(did, b_name)
+                mb = ws.annotations.by_author(did, b_name)
                 common = sorted(set(ma) & set(mb))
                 if not common:
                     st.info(f"{md(a_name)} and {md(b_name)} have saved no example in common.")
@@ -695,7 +694,7 @@ with tab["Agreement"]:
                         st.success("The two annotators agree on every common example.")
                     else:
                         pick = st.selectbox("Example where they differ", differ, key="ann_adj_idx")
-                        ex = ws.example(did, pick)
+                        ex = ws.datasets.example(did, pick)
                         a_ann, b_ann = ma[pick], mb[pick]
                         j1, j2 = st.columns(2)
                         with j1:
@@ -716,16 +715,16 @@ with tab["Agreement"]:
                             if field_name == "spans":
                                 ka = {(s.start, s.end, s.type) for s in xa}
                                 kb = {(s.start, s.end, s.type) for s in xb}
-                                key_of = lambda s: (s.start, s.end, s.type)  # noqa: E731
-                                show = lambda s: f"{s.type} {ex.text[s.start:s.end]} [{s.start},{s.end})"  # noqa: E731
+                                key_of = lambda s: (s.start, s.end, s.type)
+                                show = lambda s: f"{s.type} {ex.text[s.start:s.end]} [{s.start},{s.end})"
                             elif field_name == "triples":
                                 ka = {(t.subject, t.predicate, t.object) for t in xa}
                                 kb = {(t.subject, t.predicate, t.object) for t in xb}
-                                key_of = lambda t: (t.subject, t.predicate, t.object)  # noqa: E731
-                                show = lambda t: f"({t.subject}, {t.predicate}, {t.object})"  # noqa: E731
+                                key_of = lambda t: (t.subject, t.predicate, t.object)
+                                show = lambda t: f"({t.subject}, {t.predicate}, {t.object})"
                             else:
                                 ka, kb = set(xa), set(xb)
-                                key_of = lambda t: t  # noqa: E731
+                                key_of = lambda t: t
                                 show = str
                             seen = set()
                             for item in list(xa) + list(xb):
@@ -745,9 +744,9 @@ with tab["Agreement"]:
                         st.markdown("**Adjudicated**")
                         show_annotation(ex, result, task)
                         if st.button("Save the adjudicated version", type="primary", key="ann_adj_save"):
-                            current, rev = ws.current_annotation(did, pick)
+                            current, rev = ws.annotations.current(did, pick)
                             try:
-                                ev = ws.save_annotation(
+                                ev = ws.annotations.save(
                                     did, pick, result, author=user_name(), base_revision=rev,
                                     reason=f"adjudication of {a_name} and {b_name}")
                                 st.success(f"Saved example {pick} as event #{ev.event_id}.")
@@ -760,18 +759,18 @@ with tab["Re-score"]:
         with guard("Re-score"):
             from cblue_core.annotation.rescore import error_changes
 
-            runs = ws.runs(did)
+            runs = ws.runs.all(did)
             if not runs:
                 st.info(f"No runs on {md(task_name)} {md(split)}: import a predictions file on the Runs page.")
             else:
                 by_id = {r.run_id: r for r in runs}
-                names = [ORIGINAL] + [v.name for v in ws.versions(did)] + [CURRENT]
+                names = [ORIGINAL] + [v.name for v in ws.annotations.versions(did)] + [CURRENT]
                 s1, s2, s3 = st.columns([3, 1, 1])
                 run_id = s1.selectbox("Run", list(by_id), format_func=lambda i: run_label(by_id[i]),
                                       key="ann_rs_run")
                 base = s2.selectbox("Scored on", names, index=0, key="ann_rs_base")
                 target = s3.selectbox("Re-scored on", names, index=len(names) - 1, key="ann_rs_version")
-                events_now = ws.annotation_events(did)
+                events_now = ws.annotations.events(did)
                 stamp = (run_id, base, target, max((e.event_id for e in events_now), default=0))
                 cached = st.session_state.get("ann_rs_cache")
                 if not cached or cached[0] != stamp:
@@ -806,11 +805,11 @@ with tab["Export"]:
         with guard("Export"):
             from cblue_core.annotation import export as exporter
 
-            names = [CURRENT, ORIGINAL] + [v.name for v in ws.versions(did)]
+            names = [CURRENT, ORIGINAL] + [v.name for v in ws.annotations.versions(did)]
             version = st.selectbox("Gold version", names, key="ann_exp_version")
             stem = f"{task_name}_{split}" + ("" if version == CURRENT else f"_{version}")
-            gold = ws.gold_examples(did, version_arg(version))
-            st.caption(f"{len(gold)} examples; {len(ws.edited_indices(did, version_arg(version)))} "
+            gold = ws.annotations.gold_examples(did, version_arg(version))
+            st.caption(f"{len(gold)} examples; {len(ws.annotations.edited_indices(did, version_arg(version)))} "
                        "edited since ingest.")
 
             def build_official() -> bytes:

@@ -9,8 +9,7 @@ from pathlib import Path
 import streamlit as st
 
 from cblue_core.ingest import bootstrap_sample_data
-from cblue_core.store.workspace import (Workspace, WorkspaceError, WorkspaceLocked, connect,
-                                        default_db_path)
+from cblue_core.store.workspace import Workspace, WorkspaceError, WorkspaceLocked, connect, default_db_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data"
@@ -128,7 +127,7 @@ def run_evaluation_cached(path: str, run_id: int):
 
 def pick_run(ws: Workspace, key: str, label: str = "Run", param: str = "run"):
     """A run selector that follows (and writes) the URL query parameter ``param``."""
-    runs = ws.runs()
+    runs = ws.runs.all()
     if not runs:
         st.info("No runs yet: import a predictions file on the Runs page.")
         st.stop()

@@ -6,19 +6,19 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app_pages.common import _open_workspace, db_path, pick_run, run_label, selected, workspace
 from cblue_core.render.example import example_html
-from cblue_core.render.streamlit_view import show_html
+from app_pages.html_view import show_html
 from cblue_core.runs import compare_runs
 from cblue_core.store.workspace import WorkspaceError
 from cblue_core.tasks import get_task
-from app_pages.common import _open_workspace, db_path, pick_run, run_label, selected, workspace
 
 ws = workspace()
 st.title("Compare runs")
 c1, c2 = st.columns(2)
 with c1:
     run_a = pick_run(ws, "cmp_a", "Run A", param="a")
-same_split = [r for r in ws.runs(dataset_id=run_a.dataset_id) if r.run_id != run_a.run_id]
+same_split = [r for r in ws.runs.all(dataset_id=run_a.dataset_id) if r.run_id != run_a.run_id]
 if not same_split:
     st.info(f"Run A is the only run on {run_a.task} {run_a.split}: import another one to compare.")
     st.stop()
@@ -41,7 +41,7 @@ def _comparison(path: str, a: int, b: int, slices_key: tuple):
 
 
 try:
-    slices_key = tuple((s.name, s.predicate) for s in ws.slices(run_a.task))
+    slices_key = tuple((s.name, s.predicate) for s in ws.slices.all(run_a.task))
     cmp = _comparison(db_path(), run_a.run_id, run_b.run_id, slices_key)
 except WorkspaceError as exc:
     st.error(str(exc))
@@ -69,13 +69,13 @@ idxs = lists[choice]
 if not idxs:
     st.caption("None.")
 else:
-    gold_texts = {ex.index: ex.text for ex in ws.examples(run_a.dataset_id) if ex.index in set(idxs)}
+    gold_texts = {ex.index: ex.text for ex in ws.datasets.examples(run_a.dataset_id) if ex.index in set(idxs)}
     table = pd.DataFrame({"idx": idxs, "text": [gold_texts.get(i, "")[:120] for i in idxs]})
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun",
                          selection_mode="single-row", key="cmp_table")
     picked = selected(event)
     idx = int(table.iloc[picked[0]]["idx"]) if picked else int(idxs[0])
-    gold = ws.example(run_a.dataset_id, idx)
+    gold = ws.datasets.example(run_a.dataset_id, idx)
     st.markdown(f"**Example {idx}**")
     cols = st.columns(3)
     with cols[0]:
@@ -84,4 +84,4 @@ else:
     for col, run in zip(cols[1:], (run_a, run_b)):
         with col:
             st.caption(f"run #{run.run_id} {run.name}")
-            show_html(example_html(ws.run_prediction(run.run_id, idx), task))
+            show_html(example_html(ws.runs.prediction(run.run_id, idx), task))

@@ -9,19 +9,19 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
+from app_pages.common import selected, user_name, workspace
 from cblue_core.ingest import ingest_file
 from cblue_core.io.validate import validate
 from cblue_core.render.example import example_html
-from cblue_core.render.streamlit_view import show_html
+from app_pages.html_view import show_html
 from cblue_core.tasks import REGISTRY, get_task
-from app_pages.common import selected, user_name, workspace
 
 PAGE_SIZE = 25
 
 ws = workspace()
 st.title("Datasets")
 
-datasets = ws.datasets()
+datasets = ws.datasets.all()
 if not datasets:
     st.info("The workspace is empty. Upload a file below, or ingest a CBLUE folder with "
             "`python -m cblue_core ingest PATH`.")
@@ -77,11 +77,11 @@ with tab_browse:
         st.session_state.ds_split = "dev" if "dev" in splits else splits[0]
     split = c2.selectbox("Split", splits, key="ds_split")
     task = get_task(task_name)
-    info = ws.find_dataset(task_name, split)
+    info = ws.datasets.find(task_name, split)
     st.caption(f"{task.description}. Leaderboard metric: {task.metric}. File: {info.name}; "
                f"offsets: {info.offset_convention}.")
 
-    stats = ws.stats(info.dataset_id)
+    stats = ws.datasets.stats(info.dataset_id)
     m = st.columns(4)
     m[0].metric("Examples", f"{stats.examples:,}")
     m[1].metric("Annotations", f"{stats.annotations:,}")
@@ -126,7 +126,7 @@ with tab_browse:
         key="ds_sql", placeholder="text_length > 80 AND n_spans >= 5")
 
     page_no = st.session_state.get("ds_page", 1)
-    result = ws.query_examples(info.dataset_id, substring=substring, regex=regex, types=types,
+    result = ws.datasets.query(info.dataset_id, substring=substring, regex=regex, types=types,
                                nested_only=nested, predicate=predicate,
                                limit=PAGE_SIZE, offset=(page_no - 1) * PAGE_SIZE)
     if result.error:
@@ -157,7 +157,7 @@ with tab_browse:
         st.session_state.ds_example = st.session_state.get("ds_example", 0) + 1
     idx = nav[2].number_input("Record number (0-based, as in validation reports)", min_value=0,
                               max_value=max(info.records - 1, 0), step=1, key="ds_example")
-    example = ws.example(info.dataset_id, int(idx))
+    example = ws.datasets.example(info.dataset_id, int(idx))
     st.query_params.update({"task": task_name, "split": split, "example": str(idx)})
     if example is None:
         st.warning("No such example.")

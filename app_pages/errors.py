@@ -10,13 +10,13 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
+from app_pages.common import db_path, pick_run, run_evaluation_cached, selected, workspace
 from cblue_core.analysis.buckets import label_buckets, span_buckets
 from cblue_core.records import Span
 from cblue_core.render.example import comparison_html
-from cblue_core.render.streamlit_view import show_html
+from app_pages.html_view import show_html
 from cblue_core.store.slices import SliceError
 from cblue_core.tasks import get_task
-from app_pages.common import db_path, pick_run, run_evaluation_cached, selected, workspace
 
 ALL = "Σ all"
 
@@ -64,7 +64,7 @@ def select_filter(new: dict) -> None:
 
 # ---------------------------------------------------------------- confusion matrix
 with tab_matrix:
-    cm = ws.confusion(run.run_id)
+    cm = ws.runs.confusion(run.run_id)
     if cm.empty:
         st.info("No confusion pairs for this run (nothing was matched on both sides).")
     else:
@@ -106,7 +106,7 @@ with tab_matrix:
 
 # ---------------------------------------------------------------- taxonomy
 with tab_taxonomy:
-    counts = ws.error_counts(run.run_id)
+    counts = ws.runs.error_counts(run.run_id)
     if not counts:
         st.info("No error taxonomy for this task.")
     else:
@@ -117,7 +117,7 @@ with tab_taxonomy:
         points = selected(event, "points")
         if points:
             select_filter({"category": points[0]["y"]})
-        tags = ws.tag_counts(run.run_id)
+        tags = ws.runs.tag_counts(run.run_id)
         if tags:
             tag = st.selectbox("Or a tag (nesting, schema violations, Combined triples…)",
                                ["(none)"] + list(tags), key="err_tag",
@@ -128,10 +128,10 @@ with tab_taxonomy:
 # ---------------------------------------------------------------- buckets
 with tab_buckets:
     ev = run_evaluation_cached(db_path(), run.run_id)
-    gold_examples = ws.examples(run.dataset_id)
-    preds = ws.run_predictions(run.run_id)
-    train_info = ws.find_dataset(run.task, "train")
-    train = ws.examples(train_info.dataset_id) if train_info else None
+    gold_examples = ws.datasets.examples(run.dataset_id)
+    preds = ws.runs.predictions(run.run_id)
+    train_info = ws.datasets.find(run.task, "train")
+    train = ws.datasets.examples(train_info.dataset_id) if train_info else None
     if any(g.spans for g in gold_examples):
         buckets = span_buckets(gold_examples, preds, train)
     elif any(g.label for g in gold_examples) and task.scorer in ("macro_f1", "accuracy"):
@@ -168,20 +168,21 @@ with tab_slices:
     spred = c2.text_input("Predicate", key="err_slice_pred", placeholder="nesting_depth >= 2")
     if st.button("Save slice", key="err_slice_save"):
         try:
-            ws.save_slice(sname, spred, run.task)
+            ws.slices.save(sname, spred, run.task)
             st.success(f"Saved slice {sname!r}")
         except SliceError as exc:
             st.error(f"Not saved: {exc}")
-    slices = ws.slices(run.task)
+    slices = ws.slices.all(run.task)
     if slices:
         from cblue_core.metrics.bootstrap import bootstrap_interval
-        from cblue_core.metrics.types import evaluate as eval_stats, metric_fn_for
+        from cblue_core.metrics.types import evaluate as eval_stats
+        from cblue_core.metrics.types import metric_fn_for
 
         ev = run_evaluation_cached(db_path(), run.run_id)
         rows = []
         for s in slices:
             try:
-                idxs = ws.slice_indices(run.dataset_id, s.predicate)
+                idxs = ws.slices.indices(run.dataset_id, s.predicate)
             except SliceError as exc:
                 rows.append({"slice": s.name, "predicate": s.predicate, "examples": 0, "error": str(exc)})
                 continue
@@ -190,7 +191,7 @@ with tab_slices:
             if idxs and fn is not None:
                 sub = ev.stats.subset(idxs)
                 row[ev.headline] = eval_stats(sub, fn)
-                row["95% CI"] = "%.4f – %.4f" % bootstrap_interval(sub, fn, n=300)
+                row["95% CI"] = "{:.4f} – {:.4f}".format(*bootstrap_interval(sub, fn, n=300))
             rows.append(row)
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         names = [s.name for s in slices]
@@ -201,17 +202,17 @@ with tab_slices:
         if chosen != "(none)":
             st.query_params["slice"] = chosen
             pred_txt = next(s.predicate for s in slices if s.name == chosen)
-            select_filter({"slice": chosen, "idx_in": tuple(ws.slice_indices(run.dataset_id, pred_txt))})
+            select_filter({"slice": chosen, "idx_in": tuple(ws.slices.indices(run.dataset_id, pred_txt))})
 
 # ---------------------------------------------------------------- corrected gold
 with tab_gold:
     from cblue_core.annotation.rescore import error_changes
 
-    edited = ws.edited_indices(run.dataset_id)
+    edited = ws.annotations.edited_indices(run.dataset_id)
     if not edited:
         st.info("No gold correction on this split yet (see the Annotate page).")
     else:
-        names = ["current"] + [v.name for v in ws.versions(run.dataset_id)]
+        names = ["current"] + [v.name for v in ws.annotations.versions(run.dataset_id)]
         version = st.selectbox("Gold version", names, key="err_gold_version",
                                help="current = the original plus every saved correction")
         changes = error_changes(ws, run.run_id, None if version == "current" else version)
@@ -239,7 +240,7 @@ else:
     st.caption("Filter: " + ", ".join(f"{k} = {v}" for k, v in shown_filter.items()))
     idx_in = flt.pop("idx_in", None)
     flt.pop("slice", None)
-    rows = ws.error_rows(run.run_id, limit=2000, **flt)
+    rows = ws.runs.error_rows(run.run_id, limit=2000, **flt)
     if idx_in is not None:
         rows = rows[rows["idx"].isin(idx_in) & (~rows["category"].isin(["correct", "correct_term"]))]
     st.caption(f"{len(rows)} rows in {rows['idx'].nunique() if len(rows) else 0} examples")
@@ -255,12 +256,12 @@ if "err_example" not in st.session_state and wanted and str(wanted).isdigit():
     st.session_state.err_example = int(wanted)
 idx = st.session_state.get("err_example")
 if idx is not None:
-    gold = ws.example(run.dataset_id, idx)
-    pred = ws.run_prediction(run.run_id, idx)
+    gold = ws.datasets.example(run.dataset_id, idx)
+    pred = ws.runs.prediction(run.run_id, idx)
     if gold is not None and pred is not None:
         st.query_params["example"] = str(idx)
         marks = {}
-        for r in ws.error_rows(run.run_id, idx=idx).itertuples(index=False):
+        for r in ws.runs.error_rows(run.run_id, idx=idx).itertuples(index=False):
             if pd.notna(r.gold_start):
                 marks[Span(int(r.gold_start), int(r.gold_end), r.gold_label, r.gold_text)] = r.category
             if pd.notna(r.pred_start):

@@ -10,13 +10,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app_pages.common import available_models, device_choice, load_model, model_failure, workspace
 from cblue_core.models.base import model_input
 from cblue_core.privacy import find_identifiers
 from cblue_core.records import Example
 from cblue_core.render.example import comparison_html, example_html
-from cblue_core.render.streamlit_view import show_html
+from app_pages.html_view import show_html
 from cblue_core.tasks import Kind, get_task
-from app_pages.common import available_models, device_choice, load_model, model_failure, workspace
 
 ws = workspace()
 demo = st.toggle("Demo mode (for clinicians)", key="live_demo",
@@ -52,7 +52,7 @@ st.query_params["task"] = task_name
 info = next(m for m in task_models if m.name == model_name)
 
 # ---------------------------------------------------------------- the input
-dev = ws.find_dataset(task_name, "dev")
+dev = ws.datasets.find(task_name, "dev")
 source = st.radio("Input / 输入", ["Type or paste", "Curated case" if demo else "Dataset example"],
                   horizontal=True, key="live_source")
 gold: Example | None = None
@@ -66,10 +66,10 @@ elif dev is None:
     st.stop()
 else:
     limit = 12 if demo else dev.records
-    shown = ws.query_examples(dev.dataset_id, limit=limit).rows
+    shown = ws.datasets.query(dev.dataset_id, limit=limit).rows
     heads = dict(zip(shown["idx"].tolist(), shown["text"].str.slice(0, 60).tolist()))   # one lookup per option, not a re-index
     idx = st.selectbox("Example / 病例", list(heads), key="live_example", format_func=lambda i: f"{i}: {heads[i]}")
-    gold = ws.example(dev.dataset_id, int(idx))
+    gold = ws.datasets.example(dev.dataset_id, int(idx))
     example = model_input(task, gold)
     if not demo:
         show_html(example_html(example, task))

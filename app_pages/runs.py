@@ -9,15 +9,23 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from app_pages.common import (
+    available_models,
+    device_choice,
+    load_model,
+    md,
+    model_failure,
+    run_label,
+    workspace,
+)
 from cblue_core.io.errors import FileRefused
 from cblue_core.runs import export_run, import_run, model_run
 from cblue_core.tasks import REGISTRY
-from app_pages.common import available_models, device_choice, load_model, md, model_failure, run_label, workspace
 
 ws = workspace()
 st.title("Runs")
 
-datasets = [d for d in ws.datasets() if d.annotations > 0 or d.task == "MedDG"]
+datasets = [d for d in ws.datasets.all() if d.annotations > 0 or d.task == "MedDG"]
 
 
 def pick_split(candidates, key: str) -> int:
@@ -28,7 +36,7 @@ def pick_split(candidates, key: str) -> int:
         f"{by_id[i].task} · {by_id[i].split} · #{i} {by_id[i].name} ({by_id[i].records} examples)"))
 
 
-with st.expander("Import a predictions file", expanded=not ws.runs()):
+with st.expander("Import a predictions file", expanded=not ws.runs.all()):
     if not datasets:
         st.info("No labelled split in the workspace yet.")
     else:
@@ -89,12 +97,12 @@ with st.expander("Run a model on a split"):
             except Exception as exc:  # noqa: BLE001  (any model failure is a message in the page)
                 st.error(model_failure(exc, device))
             else:
-                ev, params = result.evaluation, ws.run(result.run_id).params
+                ev, params = result.evaluation, ws.runs.get(result.run_id).params
                 bar.progress(1.0, text=f"{params['examples']:,} examples in {params['seconds']:.1f} s on {device}")
                 st.success(f"Stored run #{result.run_id}: {ev.headline} = "
                            + ("n/a" if ev.value is None else f"{ev.value:.4f}"))
 
-runs = ws.runs()
+runs = ws.runs.all()
 if not runs:
     st.info("No runs yet.")
     st.stop()
@@ -134,6 +142,6 @@ with tempfile.TemporaryDirectory() as tmp:
     c2.download_button(f"Export {path.name}", Path(path).read_bytes(), file_name=path.name,
                        key="runs_export")
 if c3.button("Delete this run", key="runs_delete"):
-    ws.delete_run(chosen)
+    ws.runs.delete(chosen)
     st.session_state.pop("runs_selected", None)
     st.rerun()

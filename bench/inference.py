@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from cblue_core.io.validate import load  # noqa: E402
-from cblue_core.records import Example  # noqa: E402
+from cblue_core.io.validate import load
+from cblue_core.records import Example
 
 
 def sentences_100(n: int) -> list[str]:

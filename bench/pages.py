@@ -29,11 +29,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from cblue_core.ingest import bootstrap_sample_data  # noqa: E402
-from cblue_core.runs import import_run  # noqa: E402
-from cblue_core.store.workspace import connect  # noqa: E402
+from cblue_core.ingest import bootstrap_sample_data
+from cblue_core.runs import import_run
+from cblue_core.store.workspace import connect
 
 APP = str(ROOT / "app.py")
 TARGET_S = 2.0
@@ -46,9 +46,9 @@ def sample_workspace(path: Path) -> dict[str, int]:
     runs = {}
     for pred in sorted((ROOT / "sample_data/cblue").glob("*/*_dev.pred.json")):
         task = pred.parent.name
-        did = ws.find_dataset(task, "dev").dataset_id
+        did = ws.datasets.find(task, "dev").dataset_id
         runs[task] = import_run(ws, did, pred, name=f"sample {task}").run_id
-    did = ws.find_dataset("CMeEE", "dev").dataset_id
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
     gold = (ROOT / "sample_data/cblue/CMeEE/CMeEE_dev.json").read_bytes()
     runs["CMeEE gold"] = import_run(ws, did, gold, name="CMeEE gold as a run", file_name="gold.json").run_id
     ws.close()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -22,13 +21,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
+import numpy as np
+import pyarrow as pa
 
-from cblue_core.ingest import ingest_file  # noqa: E402
-from cblue_core.records import Example, Span  # noqa: E402
-from cblue_core.runs import record_run  # noqa: E402
-from cblue_core.store.workspace import connect  # noqa: E402
+from cblue_core.ingest import ingest_file
+from cblue_core.records import Example, Span
+from cblue_core.runs import record_run
+from cblue_core.store.workspace import connect
 
 SHARED = Path(os.environ.get("CBLUE_SHARED", ROOT.parent / "shared"))
 
@@ -65,8 +64,8 @@ def bench_cmeee(tmp: Path) -> dict:
     if not src.exists():
         src = ROOT / "sample_data/cblue/CMeEE/CMeEE_dev.json"
     ingest_file(ws, src, "CMeEE", "dev")
-    info = ws.find_dataset("CMeEE", "dev")
-    gold = ws.examples(info.dataset_id)
+    info = ws.datasets.find("CMeEE", "dev")
+    gold = ws.datasets.examples(info.dataset_id)
     pred = noisy_predictions(gold)
     timings = []
     for _ in range(3):
@@ -82,8 +81,8 @@ def bench_cmeee(tmp: Path) -> dict:
 def bench_queries(tmp: Path, n_rows: int = 1_000_000) -> dict:
     ws = connect(tmp / "queries.duckdb")
     ingest_file(ws, ROOT / "sample_data/cblue/CMeEE/CMeEE_dev.json", "CMeEE", "dev")
-    did = ws.find_dataset("CMeEE", "dev").dataset_id
-    run_id = ws.create_run(did, "synthetic", source="bench", predictions=[], metrics={})
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
+    run_id = ws.runs.create(did, "synthetic", source="bench", predictions=[], metrics={})
     rng = np.random.default_rng(0)
     types = np.array(["dis", "sym", "dru", "equ", "pro", "bod", "ite", "mic", "dep"])
     cats = np.array(["correct", "wrong_type", "wrong_boundary", "wrong_both", "missed", "spurious"])
@@ -95,19 +94,19 @@ def bench_queries(tmp: Path, n_rows: int = 1_000_000) -> dict:
                        "category": cats[rng.integers(0, 6, n_rows)], "gold_label": gold_t,
                        "pred_label": pred_t, "gold_start": rng.integers(0, 100, n_rows).astype(np.int32)})
     errors_arrow = errors  # noqa: F841
-    ws.con.execute("INSERT INTO errors BY NAME SELECT * FROM errors_arrow")
+    ws.db.con.execute("INSERT INTO errors BY NAME SELECT * FROM errors_arrow")
     # a slice needs examples: 200,000 synthetic example rows for the join
     ex = pa.table({"dataset_id": np.full(n_examples, did + 1, np.int32), "idx": np.arange(n_examples, dtype=np.int32),
                    "text_length": rng.integers(5, 200, n_examples).astype(np.int32),
                    "nesting_depth": rng.integers(0, 4, n_examples).astype(np.int32)})
     ex_arrow = ex  # noqa: F841
-    ws.con.execute("INSERT INTO examples BY NAME SELECT * FROM ex_arrow")
-    ws.con.execute("CHECKPOINT")
-    confusion = best_of(lambda: ws.confusion(run_id))
-    cell = best_of(lambda: ws.error_rows(run_id, gold_label="dis", pred_label="sym", limit=500))
+    ws.db.con.execute("INSERT INTO examples BY NAME SELECT * FROM ex_arrow")
+    ws.db.con.execute("CHECKPOINT")
+    confusion = best_of(lambda: ws.runs.confusion(run_id))
+    cell = best_of(lambda: ws.runs.error_rows(run_id, gold_label="dis", pred_label="sym", limit=500))
     slice_sql = ("SELECT e.category, count(*) FROM errors e JOIN examples x ON x.idx = e.idx AND x.dataset_id = ?"
                  " WHERE e.run_id = ? AND (x.nesting_depth >= 2 AND x.text_length > 80) GROUP BY 1")
-    slice_q = best_of(lambda: ws.con.execute(slice_sql, [did + 1, run_id]).fetchall())
+    slice_q = best_of(lambda: ws.db.con.execute(slice_sql, [did + 1, run_id]).fetchall())
     ws.close()
     return {"error_rows": n_rows, "confusion_query_ms": round(confusion * 1000, 1),
             "cell_rows_query_ms": round(cell * 1000, 1), "slice_query_ms": round(slice_q * 1000, 1),

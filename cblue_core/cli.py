@@ -6,12 +6,12 @@ import json
 import sys
 from pathlib import Path
 
-from .io.resources import READERS, resource_kind
 from .io.errors import FileRefused
+from .io.resources import READERS, resource_kind
 from .io.validate import validate
 from .io.writers import write_dataset
 from .store.workspace import WorkspaceError, WorkspaceLocked, connect, default_db_path
-from .tasks import REGISTRY, get_task, UnknownTaskError
+from .tasks import REGISTRY, UnknownTaskError, get_task
 
 
 def _print_json(obj) -> None:
@@ -73,16 +73,16 @@ def cmd_ingest(args) -> int:
 
 def cmd_list(args) -> int:
     ws = connect(args.db, read_only=Path(args.db or default_db_path()).exists())
-    rows = ws.datasets(args.task)
+    rows = ws.datasets.all(args.task)
     if args.json:
         _print_json({"datasets": [d.__dict__ for d in rows],
-                     "resources": [{"kind": k, "name": n, "rows": r} for k, n, r in ws.resources()]})
+                     "resources": [{"kind": k, "name": n, "rows": r} for k, n, r in ws.resources.all()]})
         return 0
     if not rows:
         print(f"no datasets in {ws.path}")
     for d in rows:
         print(f"{d.dataset_id:>4}  {d.task:<14} {d.split:<10} {d.records:>7} records {d.annotations:>8} annotations  {d.name}")
-    for kind, name, n in ws.resources():
+    for kind, name, n in ws.resources.all():
         print(f"      {kind:<14} {n:>7} rows  {name}")
     return 0
 
@@ -90,12 +90,12 @@ def cmd_list(args) -> int:
 def cmd_export(args) -> int:
     ws = connect(args.db, read_only=True)
     if args.dataset is not None:
-        info = ws.dataset(args.dataset)
+        info = ws.datasets.get(args.dataset)
     else:
         if not args.task or not args.split:
             print("export needs --dataset ID, or --task and --split", file=sys.stderr)
             return 2
-        info = ws.find_dataset(args.task, args.split)
+        info = ws.datasets.find(args.task, args.split)
     if info is None:
         print("no such dataset in the workspace (see `list`)", file=sys.stderr)
         return 1
@@ -103,7 +103,7 @@ def cmd_export(args) -> int:
     out = Path(args.out)
     if out.is_dir() or not out.suffix:
         out = out / task.files.get(info.split, f"{task.name}_{info.split}.json")
-    write_dataset(task, ws.examples(info.dataset_id), out, use_raw=True,
+    write_dataset(task, ws.datasets.examples(info.dataset_id), out, use_raw=True,
                   convention=info.offset_convention if info.offset_convention in ("inclusive", "exclusive") else "inclusive")
     print(f"wrote {info.records} records of {task.name} {info.split} to {out}")
     return 0

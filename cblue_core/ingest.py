@@ -11,7 +11,8 @@ from pathlib import Path
 from .io.errors import FileRefused
 from .io.resources import READERS, resource_kind
 from .io.validate import ValidationReport, validate
-from .store.workspace import IngestResult, Workspace, prepare
+from .store.datasets import IngestResult, prepare
+from .store.workspace import Workspace
 from .tasks import infer_task, infer_tasks
 
 # Files in a CBLUE folder that are documentation or derived views, not datasets.
@@ -60,7 +61,7 @@ def store_prepared(ws: Workspace, prepared) -> IngestOutcome:
     kind, path, payload = prepared
     if kind == "resource":
         rkind, sha, rows = payload
-        res = ws.ingest_resource(rkind, path.name, sha, rows)
+        res = ws.resources.ingest(rkind, path.name, sha, rows)
         return IngestOutcome(str(path), "resource", True, res.message, result=res)
     if kind == "refused-resource":
         return IngestOutcome(str(path), "resource", False, payload)
@@ -69,7 +70,7 @@ def store_prepared(ws: Workspace, prepared) -> IngestOutcome:
         more = f" (+{len(rep.errors) - 1} more)" if len(rep.errors) > 1 else ""
         return IngestOutcome(str(path), "dataset", False, f"refused: {rep.errors[0]}{more}", report=rep)
     ready, split = payload
-    res = ws.ingest(ready, split=split)
+    res = ws.datasets.ingest(ready, split=split)
     return IngestOutcome(str(path), "dataset", True, res.message, report=ready.report, result=res)
 
 
@@ -133,7 +134,7 @@ def ingest_paths(ws: Workspace, paths: list[str | Path], task: str | None = None
 
 def bootstrap_sample_data(ws: Workspace, sample_dir: str | Path) -> list[IngestOutcome]:
     """Fill an empty workspace with the project's sample data (the embedded default)."""
-    if ws.datasets():
+    if ws.datasets.all():
         return []
     sample_dir = Path(sample_dir)
     outcomes = ingest_paths(ws, [sample_dir])

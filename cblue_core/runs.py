@@ -7,9 +7,9 @@ so that model runs and imported runs are stored, scored and analysed the same wa
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .evaluation import Evaluation, evaluate
 from .io.predictions import MatchReport, match_predictions
@@ -31,7 +31,7 @@ class RunResult:
 
 def reference_lists(ws: Workspace, task_name: str) -> dict:
     """The reference lists a task's error taxonomy uses, from the workspace."""
-    return {"schemas": ws.schemas() or None, "icd_terms": [t.term for t in ws.icd_terms()] or None}
+    return {"schemas": ws.resources.schemas() or None, "icd_terms": [t.term for t in ws.resources.icd_terms()] or None}
 
 
 def record_run(ws: Workspace, dataset_id: int, predictions: list[Example], *, name: str,
@@ -39,16 +39,16 @@ def record_run(ws: Workspace, dataset_id: int, predictions: list[Example], *, na
                device: str | None = None, match: MatchReport | None = None,
                n_boot: int = 1000) -> RunResult:
     """Score aligned predictions against the stored gold split and store them as a run."""
-    info = ws.dataset(dataset_id)
+    info = ws.datasets.get(dataset_id)
     if info is None:
         raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
     task = get_task(info.task)
-    gold = ws.examples(dataset_id)
+    gold = ws.datasets.examples(dataset_id)
     ev = evaluate(task, gold, predictions, n_boot=n_boot, **reference_lists(ws, task.name))
     summary = ev.summary()
     if match is not None:
         summary["match"] = match.lines()
-    run_id = ws.create_run(dataset_id, name, source=source, predictions=predictions,
+    run_id = ws.runs.create(dataset_id, name, source=source, predictions=predictions,
                            metrics=summary, errors=error_table(ev.error_rows), model=model,
                            params=params, device=device)
     return RunResult(run_id, ev, match)
@@ -58,11 +58,11 @@ def import_run(ws: Workspace, dataset_id: int, source: str | Path | bytes, *, na
                file_name: str | None = None, allow_missing: bool = False) -> RunResult:
     """Import a predictions file (official submission or PromptCBLUE/CliMedBench predictions)
     as a run; raises FileRefused (nothing stored) when it cannot be read or matched."""
-    info = ws.dataset(dataset_id)
+    info = ws.datasets.get(dataset_id)
     if info is None:
         raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
     task = get_task(info.task)
-    gold = ws.examples(dataset_id)
+    gold = ws.datasets.examples(dataset_id)
     label = file_name or (str(source) if not isinstance(source, (bytes, bytearray)) else "<upload>")
     matched = match_predictions(task, gold, source, name=label, allow_missing=allow_missing,
                                 convention=_convention(info.offset_convention))
@@ -85,7 +85,7 @@ def model_run(ws: Workspace, dataset_id: int, predictor: Predictor, *, name: str
     to :func:`~cblue_core.models.devices.predict_with_oom_retry`."""
     from .models.loading import predictor_params
 
-    info = ws.dataset(dataset_id)
+    info = ws.datasets.get(dataset_id)
     if info is None:
         raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
     task = get_task(info.task)
@@ -96,7 +96,7 @@ def model_run(ws: Workspace, dataset_id: int, predictor: Predictor, *, name: str
     size = predictor.batch_size if batch_size is None else int(batch_size)
     if size < 1:
         raise ValueError(f"batch size must be at least 1 (got {size})")
-    inputs = [model_input(task, ex) for ex in ws.examples(dataset_id)]
+    inputs = [model_input(task, ex) for ex in ws.datasets.examples(dataset_id)]
     used = [size]
 
     def retried(old: int, new: int) -> None:   # the run records the batch size that fitted
@@ -118,12 +118,12 @@ def model_run(ws: Workspace, dataset_id: int, predictor: Predictor, *, name: str
 
 def export_run(ws: Workspace, run_id: int, out_dir: str | Path) -> Path:
     """Write a run as the task's official submission file (name as the format checker requires)."""
-    run = ws.run(run_id)
+    run = ws.runs.get(run_id)
     if run is None:
         raise WorkspaceError(f"no run {run_id} in the workspace")
     task = get_task(run.task)
-    info = ws.dataset(run.dataset_id)
-    return write_submission(task, ws.run_predictions(run_id), out_dir,
+    info = ws.datasets.get(run.dataset_id)
+    return write_submission(task, ws.runs.predictions(run_id), out_dir,
                             convention=_convention(info.offset_convention if info else ""))
 
 
@@ -137,12 +137,12 @@ def run_evaluation(ws: Workspace, run_id: int, *, n_boot: int = 0,
                    indices: list[int] | None = None) -> Evaluation:
     """Re-score a stored run (all examples, or the ``indices`` of a slice); gives the
     per-example statistics that intervals, slices and comparisons need."""
-    run = ws.run(run_id)
+    run = ws.runs.get(run_id)
     if run is None:
         raise WorkspaceError(f"no run {run_id} in the workspace")
     task = get_task(run.task)
-    gold = ws.examples(run.dataset_id)
-    pred = ws.run_predictions(run_id)
+    gold = ws.datasets.examples(run.dataset_id)
+    pred = ws.runs.predictions(run_id)
     if indices is not None:
         keep = set(indices)
         gold = [g for g in gold if g.index in keep]
@@ -154,7 +154,7 @@ def compare_runs(ws: Workspace, run_a: int, run_b: int, *, n_boot: int = 1000, s
     """Paired comparison of two runs on the same split, overall and on every saved slice."""
     from .analysis.compare import compare
 
-    a, b = ws.run(run_a), ws.run(run_b)
+    a, b = ws.runs.get(run_a), ws.runs.get(run_b)
     if a is None or b is None:
         raise WorkspaceError("both runs must exist")
     if a.dataset_id != b.dataset_id:
@@ -163,6 +163,6 @@ def compare_runs(ws: Workspace, run_a: int, run_b: int, *, n_boot: int = 1000, s
     if ev_a.stats is None or ev_b.stats is None:
         raise WorkspaceError(f"{a.task} runs have no per-example statistics to compare")
     slices = {}
-    for s in ws.slices(a.task):
-        slices[s.name] = ws.slice_indices(a.dataset_id, s.predicate)
+    for s in ws.slices.all(a.task):
+        slices[s.name] = ws.slices.indices(a.dataset_id, s.predicate)
     return compare(ev_a.stats, ev_b.stats, ev_a.headline, slices=slices, n_boot=n_boot, seed=seed)

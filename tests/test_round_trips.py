@@ -29,12 +29,12 @@ def ws(tmp_path_factory):
 
 @pytest.mark.parametrize("task", [t.name for t in TASKS])
 def test_gold_as_submission_scores_perfectly(ws, tmp_path, task):
-    infos = [d for d in ws.datasets(task) if d.annotations > 0 or task == "MedDG"]
+    infos = [d for d in ws.datasets.all(task) if d.annotations > 0 or task == "MedDG"]
     if not infos:
         pytest.skip(f"no labelled sample split for {task}")
     info = infos[0]
     spec = next(t for t in TASKS if t.name == task)
-    gold = ws.examples(info.dataset_id)
+    gold = ws.datasets.examples(info.dataset_id)
     conv = info.offset_convention if info.offset_convention in ("inclusive", "exclusive") else "inclusive"
     path = write_submission(spec, gold, tmp_path, convention=conv)
     assert path.name == spec.submission_file

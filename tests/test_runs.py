@@ -29,7 +29,7 @@ def ws(tmp_path):
 
 
 def did(ws):
-    return ws.find_dataset("KUAKE-QIC", "dev").dataset_id
+    return ws.datasets.find("KUAKE-QIC", "dev").dataset_id
 
 
 def gold_records():
@@ -37,7 +37,7 @@ def gold_records():
 
 
 def counts(ws):
-    return {t: ws.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "predictions", "errors")}
+    return {t: ws.db.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "predictions", "errors")}
 
 
 def test_gold_as_predictions_scores_one(ws):
@@ -54,7 +54,7 @@ def test_hand_computed_accuracy(ws):
     assert r.evaluation.metrics["accuracy"] == pytest.approx(18 / 24)
     lo, hi = r.evaluation.intervals["accuracy"]
     assert lo <= 0.75 <= hi
-    assert ws.error_counts(r.run_id) == {"correct": 18, "confusion": 6}
+    assert ws.runs.error_counts(r.run_id) == {"correct": 18, "confusion": 6}
 
 
 def test_missing_keys_refuse_and_store_nothing(ws):
@@ -108,7 +108,7 @@ def test_export_round_trip(ws, tmp_path):
 def test_cmeee_export_keeps_offsets_inclusive(tmp_path):
     ws = connect(tmp_path / "c.duckdb")
     ingest_file(ws, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.json")
-    d = ws.find_dataset("CMeEE", "dev").dataset_id
+    d = ws.datasets.find("CMeEE", "dev").dataset_id
     r = import_run(ws, d, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json")
     out = export_run(ws, r.run_id, tmp_path)
     assert out.name == "CMeEE_test.json"
@@ -125,14 +125,14 @@ def test_model_run_is_stored_like_an_imported_run(ws, tmp_path):
     predictor = load_predictor("kuake-qic")
     done: list[int] = []
     r = model_run(ws, did(ws), predictor, batch_size=5, progress=done.append)
-    run = ws.run(r.run_id)
+    run = ws.runs.get(r.run_id)
     assert run.source == "model" and run.model == "kuake-qic" and run.device == "cpu"
     assert run.params["batch_size"] == 5 and run.params["examples"] == 24 and run.params["seconds"] > 0
     assert run.params["kind"] == predictor.card.kind and sum(done) == 24
     expected = predictor.predict([Example(key=e.key, index=e.index, text=e.text) for e in load(QIC).examples])
-    assert [p.label for p in ws.run_predictions(r.run_id)] == [p.label for p in expected]
+    assert [p.label for p in ws.runs.predictions(r.run_id)] == [p.label for p in expected]
     assert run_evaluation(ws, r.run_id).value == r.evaluation.value
-    assert sum(ws.error_counts(r.run_id).values()) == 24           # taxonomy rows, as for imports
+    assert sum(ws.runs.error_counts(r.run_id).values()) == 24           # taxonomy rows, as for imports
     exported = json.loads(export_run(ws, r.run_id, tmp_path).read_text(encoding="utf-8"))
     assert [x["label"] for x in exported] == [p.label for p in expected]
 
@@ -153,7 +153,7 @@ def test_model_run_shows_the_model_inputs_only(ws, tmp_path):
     r = model_run(ws, did(ws), EchoGold("KUAKE-QIC"), n_boot=0)
     assert r.evaluation.metrics["accuracy"] == 0.0
     ingest_file(ws, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.json")
-    r = model_run(ws, ws.find_dataset("CMeEE", "dev").dataset_id, EchoGold("CMeEE"), n_boot=0)
+    r = model_run(ws, ws.datasets.find("CMeEE", "dev").dataset_id, EchoGold("CMeEE"), n_boot=0)
     assert r.evaluation.metrics["f1"] == 0.0
 
 
@@ -177,8 +177,8 @@ def test_model_run_records_the_batch_size_that_fitted(ws):
     retries: list[tuple[int, int]] = []
     r = model_run(ws, did(ws), ShortOfMemory("KUAKE-QIC"), batch_size=16, on_retry=lambda *a: retries.append(a),
                   n_boot=0)
-    params = ws.run(r.run_id).params
+    params = ws.runs.get(r.run_id).params
     assert retries == [(16, 8), (8, 4)] and params["batch_size"] == 4 and params["batch_size_requested"] == 16
-    assert len(ws.run_predictions(r.run_id)) == 24
+    assert len(ws.runs.predictions(r.run_id)) == 24
     with pytest.raises(ValueError, match="batch size must be at least 1"):
         model_run(ws, did(ws), EchoGold("KUAKE-QIC"), batch_size=0)

@@ -8,8 +8,9 @@ with :func:`cohen_kappa`, which corrects raw agreement for the agreement expecte
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Mapping, Sequence
+from typing import Any
 
 from ..records import Span, Triple
 from .model import Annotation
@@ -167,8 +168,8 @@ def adjudicate(a: Annotation, b: Annotation, keep: Mapping[Any, Any], *,
                 seen.add(k)
                 if pick(k, k in ka, k in kb):
                     out.append(item)
-        for k in choices:
-            if k[0] == kind and k not in ka and k not in kb and choices[k] is True:
+        for k, choice in choices.items():
+            if k[0] == kind and k not in ka and k not in kb and choice is True:
                 raise ValueError(f"cannot keep {k[1:]}: neither annotator has it")
         return out
 

@@ -23,9 +23,10 @@ import io
 import json
 import re
 import zipfile
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from ..io.offsets import EXCLUSIVE, INCLUSIVE
@@ -70,15 +71,15 @@ def official_records(task: TaskSpec, gold: Sequence[Example], originals: Sequenc
 def export_official(ws, dataset_id: int, version: str | None, path: str | Path) -> Path:
     """Write the split at ``version`` in the task's official format. ``path`` is a file, or an
     existing folder (the task's official file name for the split is used)."""
-    info = ws.dataset(dataset_id)
+    info = ws.datasets.get(dataset_id)
     if info is None:
         raise ValueError(f"no dataset {dataset_id} in the workspace")
     task = get_task(info.task)
-    gold = ws.gold_examples(dataset_id, version)
-    originals = ws.examples(dataset_id) if any(ex.raw is None for ex in gold) else gold
+    gold = ws.annotations.gold_examples(dataset_id, version)
+    originals = ws.datasets.examples(dataset_id) if any(ex.raw is None for ex in gold) else gold
     conv = info.offset_convention if info.offset_convention in (INCLUSIVE, EXCLUSIVE) else INCLUSIVE
     records = official_records(task, gold, originals, conv)
-    container = _CONTAINERS.get(ws.dataset_container(dataset_id) or "", task.container)
+    container = _CONTAINERS.get(ws.datasets.container(dataset_id) or "", task.container)
     spec = replace(task, container=container) if container != task.container else task
     target = Path(path)
     if target.is_dir():

@@ -51,7 +51,7 @@ class Annotation:
                 object.__setattr__(self, name, tuple(value))
 
     @classmethod
-    def from_example(cls, ex: Example) -> "Annotation":
+    def from_example(cls, ex: Example) -> Annotation:
         return cls(tuple(ex.spans), tuple(ex.triples), ex.label, tuple(ex.terms))
 
     def apply_to(self, ex: Example) -> Example:
@@ -71,7 +71,7 @@ class Annotation:
                 "label": self.label, "terms": list(self.terms)}
 
     @classmethod
-    def from_json(cls, d: dict[str, Any] | None) -> "Annotation":
+    def from_json(cls, d: dict[str, Any] | None) -> Annotation:
         d = d or {}
         spans = []
         for s in d.get("spans") or ():

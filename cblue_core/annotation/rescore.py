@@ -43,12 +43,12 @@ def rescore_run(ws, run_id: int, version: str | None, *, n_boot: int = 0, seed: 
     """Score a stored run against the gold at ``version`` (None = current, "original", a name)."""
     from ..runs import reference_lists  # here: cblue_core.runs imports the store
 
-    run = ws.run(run_id)
+    run = ws.runs.get(run_id)
     if run is None:
         raise ValueError(f"no run {run_id} in the workspace")
     task = get_task(run.task)
-    gold = ws.gold_examples(run.dataset_id, version)
-    pred = _aligned_predictions(gold, ws.run_predictions(run_id))
+    gold = ws.annotations.gold_examples(run.dataset_id, version)
+    pred = _aligned_predictions(gold, ws.runs.predictions(run_id))
     return evaluate(task, gold, pred, n_boot=n_boot, seed=seed, **reference_lists(ws, task.name))
 
 

@@ -17,16 +17,19 @@ edited examples are re-scored.
 """
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Iterable
 
 from ..evaluation import evaluate
 from ..io.codecs import DecodeContext, codec_for
 from ..io.offsets import EXCLUSIVE, INCLUSIVE
 from ..records import Example
+
+log = logging.getLogger(__name__)
 from ..tasks import get_task
 
 REASONS = ("validation_defect", "all_runs_wrong", "runs_disagree", "inconsistent_type")
@@ -68,12 +71,12 @@ def validation_defects(ws, dataset_id: int, gold: list[Example], edited: set[int
     """Defect messages per example: the stored report for untouched examples, a fresh check
     of the current gold for edited ones."""
     out: dict[int, list[str]] = defaultdict(list)
-    for w in ws.dataset_report(dataset_id).get("warnings", []):
+    for w in ws.datasets.report(dataset_id).get("warnings", []):
         m = _RECORD.search(w)
         if m and int(m.group(1)) not in edited:
             out[int(m.group(1))].append(w)
     if edited:
-        info = ws.dataset(dataset_id)
+        info = ws.datasets.get(dataset_id)
         task = get_task(info.task)
         conv = info.offset_convention if info.offset_convention in (INCLUSIVE, EXCLUSIVE) else INCLUSIVE
         codec = codec_for(task)
@@ -107,19 +110,19 @@ def review_queue(ws, dataset_id: int, limit: int = 100, *,
     unknown = wanted - set(REASONS)
     if unknown:
         raise ValueError(f"unknown review reason(s) {sorted(unknown)}; known: {', '.join(REASONS)}")
-    info = ws.dataset(dataset_id)
+    info = ws.datasets.get(dataset_id)
     if info is None:
         raise ValueError(f"no dataset {dataset_id} in the workspace")
     task = get_task(info.task)
-    gold = ws.gold_examples(dataset_id)
-    edited = set(ws.edited_indices(dataset_id))
+    gold = ws.annotations.gold_examples(dataset_id)
+    edited = set(ws.annotations.edited_indices(dataset_id))
     items: list[ReviewItem] = []
 
     if "validation_defect" in wanted:
         for i, msgs in validation_defects(ws, dataset_id, gold, edited).items():
             items.append(ReviewItem(i, "validation_defect", 1.0, "; ".join(_short(m) for m in msgs)))
 
-    runs = ws.runs(dataset_id) if wanted & {"all_runs_wrong", "runs_disagree"} else []
+    runs = ws.runs.all(dataset_id) if wanted & {"all_runs_wrong", "runs_disagree"} else []
     if runs and "all_runs_wrong" in wanted:
         items.extend(_all_runs_wrong(ws, task, gold, edited, runs))
     if len(runs) >= 2 and "runs_disagree" in wanted:
@@ -139,14 +142,15 @@ def _all_runs_wrong(ws, task, gold: list[Example], edited: set[int], runs) -> li
     per_run: list[dict[int, Counter]] = []
     sub_gold = [g for g in gold if g.index in edited]
     for run in runs:
-        counts = {i: Counter(c) for i, c in ws.example_error_counts(run.run_id).items() if i not in edited}
+        counts = {i: Counter(c) for i, c in ws.runs.example_error_counts(run.run_id).items() if i not in edited}
         if sub_gold:
-            preds = {p.index: p for p in ws.run_predictions(run.run_id)}
+            preds = {p.index: p for p in ws.runs.predictions(run.run_id)}
             sub_pred = [preds.get(g.index) or Example(key=g.key, index=g.index, text=g.text)
                         for g in sub_gold]
             try:
                 ev = evaluate(task, sub_gold, sub_pred, n_boot=0, **refs)
-            except Exception:  # a task without a taxonomy: no rows to judge by
+            except (ValueError, KeyError):  # a subset the scorer cannot judge: no rows to go by
+                log.warning("re-scoring edited examples of run %s failed", run.run_id, exc_info=True)
                 ev = None
             for row in (ev.error_rows if ev else []):
                 i = sub_gold[row["idx"]].index
@@ -170,7 +174,7 @@ def _all_runs_wrong(ws, task, gold: list[Example], edited: set[int], runs) -> li
 
 
 def _runs_disagree(ws, gold: list[Example], runs) -> list[ReviewItem]:
-    preds = [{p.index: _prediction_items(p) for p in ws.run_predictions(r.run_id)} for r in runs]
+    preds = [{p.index: _prediction_items(p) for p in ws.runs.predictions(r.run_id)} for r in runs]
     out = []
     for g in gold:
         sets = [p.get(g.index, frozenset()) for p in preds]

@@ -7,8 +7,9 @@ queue), and must not block an unrelated correction of the same example. Every pr
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..records import Example, Span, Triple
 from ..tasks import TaskSpec
@@ -17,7 +18,7 @@ from .model import Annotation, annotation_field
 SENTENCE_END = "。"
 
 
-def combined_for(text: str, subject: str, object: str) -> bool:  # noqa: A002 (the data's name)
+def combined_for(text: str, subject: str, object: str) -> bool:
     """CMeIE's ``Combined`` flag as the data define it: True when no ``。``-separated sentence
     of ``text`` contains both the subject and the object."""
     return not any(subject in s and object in s for s in text.split(SENTENCE_END))

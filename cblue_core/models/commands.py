@@ -207,12 +207,12 @@ def cmd_run(model: str, split: str = "dev", *, db: str | None = None, dataset: i
         return 2
     try:
         if dataset is not None:
-            target = ws.dataset(dataset)
+            target = ws.datasets.get(dataset)
         elif spec is None:
             _err(f"model {info.name!r} names no task: pass --task or --dataset")
             return 2
         else:
-            target = ws.find_dataset(spec.name, split)
+            target = ws.datasets.find(spec.name, split)
         if target is None:
             what = f"dataset {dataset}" if dataset is not None else f"{spec.name} {split} split"
             _err(f"no {what} in {ws.path} (see `list`; add it with `ingest`)")

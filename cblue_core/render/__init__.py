@@ -1,5 +1,5 @@
-"""Escaped, self-contained HTML for examples of every task kind (no Streamlit import here;
-see :mod:`cblue_core.render.streamlit_view` to show the HTML in a page)."""
+"""Escaped, self-contained HTML for examples of every task kind; the pages put it on the page
+(:mod:`app_pages.html_view`)."""
 from .example import RENDERERS, comparison_html, example_html
 from .marks import MARK_STYLES, mark_style
 from .palette import PALETTE, Colour, color_for
@@ -7,7 +7,20 @@ from .relations import Mention, find_all, locate_mentions, relations_html
 from .spans import assign_levels, legend_html, spans_html, valid_spans
 
 __all__ = [
-    "RENDERERS", "comparison_html", "example_html", "MARK_STYLES", "mark_style", "PALETTE",
-    "Colour", "color_for", "Mention", "find_all", "locate_mentions", "relations_html",
-    "assign_levels", "legend_html", "spans_html", "valid_spans",
+    "MARK_STYLES",
+    "PALETTE",
+    "RENDERERS",
+    "Colour",
+    "Mention",
+    "assign_levels",
+    "color_for",
+    "comparison_html",
+    "example_html",
+    "find_all",
+    "legend_html",
+    "locate_mentions",
+    "mark_style",
+    "relations_html",
+    "spans_html",
+    "valid_spans",
 ]

@@ -9,8 +9,9 @@ no SVG (``st.html`` sanitises with DOMPurify's HTML-only profile, which drops SV
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ..records import Span
 from ..tasks import Label, TaskSpec

@@ -5,7 +5,7 @@ Each bubble shows the speaker, the turn's text with its spans (layered, via
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..records import Span, Turn
 from .base import chip, document, esc

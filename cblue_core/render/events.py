@@ -1,7 +1,7 @@
 """CHIP-CDEE clinical finding events: core names highlighted in the text plus an event table."""
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..records import Event, Span
 from .base import document, esc, heading

@@ -6,7 +6,7 @@ other with the same renderer and the same error marks.
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from ..records import Example, Span
 from ..tasks import Kind, TaskSpec

@@ -10,8 +10,7 @@ from typing import Any
 
 from ..records import Example
 from ..tasks import CLIMEDBENCH_SCENARIOS, IMCS_ACTS, IMCS_NER_TYPES, IMCS_SR_VALUES, TaskSpec
-from .base import (RenderContext, badge, chip, esc, heading, label_title, section, task_label_name,
-                   text_block)
+from .base import RenderContext, badge, chip, esc, heading, label_title, section, task_label_name, text_block
 from .dialogue import dialogue_body
 from .events import events_body
 from .palette import color_for

@@ -10,8 +10,8 @@ Colour is never the only cue: every highlight also carries its label text.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ Layout (works for long Chinese sentences and inside ``st.html``, which drops SVG
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
 
 from ..records import Span, Triple
 from .base import document, esc, heading

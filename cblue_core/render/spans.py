@@ -12,8 +12,9 @@ palette classes; bar positions are numbers computed here.
 """
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
 
 from ..records import Span
 from ..tasks import Label
@@ -130,7 +131,7 @@ def spans_body(text: str, spans: Iterable[Span], style_of: Callable[[Span, str],
     bounds = _boundaries(text, kept)
     active: set[int] = set()
     out: list[str] = ['<div class="cbr-text">']
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in itertools.pairwise(bounds):
         for i in ending.get(a, ()):
             active.discard(i)
         for i in starting.get(a, ()):

@@ -6,7 +6,8 @@ branch are derived from that order; when the list does not fit that shape they a
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .base import document, esc, heading, text_block
 

@@ -1,4 +1,4 @@
-"""Versioned gold (a mixin of :class:`~cblue_core.store.workspace.Workspace`).
+"""Versioned gold.
 
 Nothing is ever overwritten: every save appends one row to ``annotation_events`` (who, when,
 which example, the gold before and after, why), in one transaction. The examples table keeps
@@ -17,15 +17,25 @@ that moment (``gold_version_heads``), so a snapshot never changes afterwards, wh
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Callable
+from typing import Any
 
 import duckdb
 
-from ..annotation.model import (Annotation, AnnotationEvent, EditConflict, ExampleDiff,
-                                GoldVersion, annotation_field)
+from ..annotation.model import (
+    Annotation,
+    AnnotationEvent,
+    EditConflict,
+    ExampleDiff,
+    GoldVersion,
+    annotation_field,
+)
 from ..annotation.validation import validate_annotation
 from ..records import Example
-from ..tasks import TaskSpec, get_task
+from ..tasks import TaskSpec
+from .database import Database
+from .datasets import DatasetStore
+from .resources import ResourceStore
 
 ORIGINAL = "original"
 CURRENT = "current"
@@ -80,12 +90,15 @@ _VERSION_COLUMNS = ("v.version_id, v.dataset_id, v.name, v.author, CAST(v.create
 _LATEST_HEADS = ("SELECT idx, event_id, after FROM annotation_events WHERE dataset_id = ?"
                  " QUALIFY row_number() OVER (PARTITION BY idx ORDER BY revision DESC) = 1")
 
+# How a save turns (task, ingested example, current gold) into the gold to store.
+MakeAfter = Callable[[TaskSpec, Example, Annotation], Annotation]
+
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _event(row) -> AnnotationEvent:
+def _event(row: tuple[Any, ...]) -> AnnotationEvent:
     return AnnotationEvent(row[0], row[1], row[2], row[3], row[4], row[5],
                            Annotation.from_json(json.loads(row[6])),
                            Annotation.from_json(json.loads(row[7])), row[8], row[9], row[10], row[11])
@@ -97,7 +110,10 @@ def _is_race(exc: Exception) -> bool:
 
 
 class AnnotationStore:
-    con: Any
+    def __init__(self, db: Database, datasets: DatasetStore, resources: ResourceStore) -> None:
+        self.db = db
+        self.datasets = datasets
+        self.resources = resources
 
     # ------------------------------------------------------------------ hooks
     def _before_commit(self, event_id: int) -> None:
@@ -105,49 +121,34 @@ class AnnotationStore:
         commit (nothing here; tests replace it to kill a process mid-transaction)."""
 
     # ------------------------------------------------------------------ reading the gold
-    def _task_of(self, dataset_id: int) -> TaskSpec:
-        row = self.con.execute("SELECT task FROM datasets WHERE dataset_id=?", [dataset_id]).fetchone()
-        if not row:
-            raise ValueError(f"no dataset {dataset_id} in the workspace")
-        return get_task(row[0])
-
     def _original(self, dataset_id: int, idx: int) -> Example:
-        ex = self.example(dataset_id, idx)  # type: ignore[attr-defined]
+        ex = self.datasets.example(dataset_id, idx)
         if ex is None:
             raise ValueError(f"no example {idx} in dataset {dataset_id}")
         return ex
 
-    def _originals(self, dataset_id: int, idxs: Iterable[int]) -> dict[int, Example]:
-        idxs = sorted(set(idxs))
-        if not idxs:
-            return {}
-        decode = self._decoder(dataset_id)  # type: ignore[attr-defined]
-        rows = self.con.execute("SELECT idx, raw FROM examples WHERE dataset_id=? AND list_contains(?, idx)",
-                                [dataset_id, idxs]).fetchall()
-        return {i: decode(raw, i) for i, raw in rows}
-
     def _head(self, dataset_id: int, idx: int) -> tuple[Annotation | None, int]:
-        row = self.con.execute(
+        row = self.db.execute(
             "SELECT after, revision FROM annotation_events WHERE dataset_id=? AND idx=?"
             " ORDER BY revision DESC LIMIT 1", [dataset_id, idx]).fetchone()
         if not row:
             return None, 0
         return Annotation.from_json(json.loads(row[0])), row[1]
 
-    def current_annotation(self, dataset_id: int, idx: int) -> tuple[Annotation, int]:
+    def current(self, dataset_id: int, idx: int) -> tuple[Annotation, int]:
         """The example's current gold and its revision (0 = as ingested; +1 per event)."""
         original = self._original(dataset_id, idx)
         head, rev = self._head(dataset_id, idx)
         return (head if head is not None else Annotation.from_example(original)), rev
 
     def _events_since(self, dataset_id: int, idx: int, revision: int) -> list[AnnotationEvent]:
-        rows = self.con.execute(
+        rows = self.db.execute(
             f"SELECT {_EVENT_COLUMNS} FROM annotation_events WHERE dataset_id=? AND idx=? AND revision>?"
             " ORDER BY revision", [dataset_id, idx, revision]).fetchall()
         return [_event(r) for r in rows]
 
     # ------------------------------------------------------------------ writing events
-    def save_annotation(self, dataset_id: int, idx: int, after: Annotation, *, author: str,
+    def save(self, dataset_id: int, idx: int, after: Annotation, *, author: str,
                         reason: str = "", base_revision: int) -> AnnotationEvent:
         """Save ``after`` as the example's gold, in one transaction.
 
@@ -157,10 +158,10 @@ class AnnotationStore:
         the text slice, CMeIE ``Combined`` computed for new triples).
         """
         def make_after(task: TaskSpec, original: Example, current: Annotation) -> Annotation:
-            schemas = self.schemas() if annotation_field(task) == "triples" else None  # type: ignore[attr-defined]
+            schemas = self.resources.schemas() if annotation_field(task) == "triples" else None
             icd = None
             if annotation_field(task) == "terms":
-                icd = [t.term for t in self.icd_terms()] or None  # type: ignore[attr-defined]
+                icd = [t.term for t in self.resources.icd_terms()] or None
             checked = validate_annotation(task, original, after, before=current, schemas=schemas,
                                           icd_terms=icd)
             if checked == current:
@@ -170,32 +171,32 @@ class AnnotationStore:
         return self._write_event(dataset_id, idx, make_after, after, author=author, reason=reason,
                                  base_revision=base_revision, kind="edit", reverts=None)
 
-    def revert_event(self, event_id: int, *, author: str, reason: str = "") -> AnnotationEvent:
+    def revert(self, event_id: int, *, author: str, reason: str = "") -> AnnotationEvent:
         """A new event restoring the gold the event replaced (its ``before``).
 
         Raises :class:`EditConflict` when later events changed the example's gold (revert those
         first); later events whose changes were reverted since do not stand in the way.
         """
-        ev = self.annotation_event(event_id)
+        ev = self.event(event_id)
         if ev is None:
             raise ValueError(f"no annotation event {event_id}")
-        current, rev = self.current_annotation(ev.dataset_id, ev.idx)
+        current, rev = self.current(ev.dataset_id, ev.idx)
         base = rev if current == ev.after else ev.revision
         return self._write_event(ev.dataset_id, ev.idx, lambda task, original, current: ev.before,
                                  ev.before, author=author, reason=reason or f"revert event {event_id}",
                                  base_revision=base, kind="revert", reverts=event_id)
 
-    def _write_event(self, dataset_id: int, idx: int, make_after, mine: Annotation, *, author: str,
+    def _write_event(self, dataset_id: int, idx: int, make_after: MakeAfter, mine: Annotation, *, author: str,
                      reason: str, base_revision: int, kind: str, reverts: int | None) -> AnnotationEvent:
         if not isinstance(author, str) or not author.strip():
             raise ValueError("an author is required to save an annotation")
         if not isinstance(base_revision, int) or isinstance(base_revision, bool) or base_revision < 0:
             raise ValueError(f"base_revision must be a revision number (0 or more), not {base_revision!r}")
         reason = reason or ""
-        task = self._task_of(dataset_id)
+        task = self.datasets.task_of(dataset_id)
         original = self._original(dataset_id, idx)
         try:
-            with self._transaction():  # type: ignore[attr-defined]
+            with self.db.transaction():
                 head, rev = self._head(dataset_id, idx)
                 current = head if head is not None else Annotation.from_example(original)
                 if rev != base_revision:
@@ -203,32 +204,28 @@ class AnnotationStore:
                                        dataset_id=dataset_id, idx=idx, base_revision=base_revision)
                 new = make_after(task, original, current)
                 mine = new
-                event_id, created = self.con.execute(
+                written = self.db.one(
                     "INSERT INTO annotation_events (dataset_id, idx, revision, base_revision, kind,"
                     " reverts, author, reason, before, after) VALUES (?,?,?,?,?,?,?,?,?,?)"
                     " RETURNING event_id, CAST(created_at AS VARCHAR)",
                     [dataset_id, idx, rev + 1, base_revision, kind, reverts, author.strip(), reason,
-                     _dumps(current.to_json()), _dumps(new.to_json())]).fetchone()
+                     _dumps(current.to_json()), _dumps(new.to_json())])
+                assert written is not None  # INSERT ... RETURNING returns the row
+                event_id, created = written
                 self._before_commit(event_id)
         except (duckdb.ConstraintException, duckdb.TransactionException) as exc:
             if not _is_race(exc):
                 raise
             # Another session committed an event on the same revision first.
-            self._rollback_quietly()
-            current, rev = self.current_annotation(dataset_id, idx)
+            self.db.rollback_quietly()
+            current, rev = self.current(dataset_id, idx)
             raise EditConflict(mine, current, rev, self._events_since(dataset_id, idx, base_revision),
                                dataset_id=dataset_id, idx=idx, base_revision=base_revision) from None
         return AnnotationEvent(event_id, dataset_id, idx, author.strip(), created, reason, current,
                                new, base_revision, kind, reverts, base_revision + 1)
 
-    def _rollback_quietly(self) -> None:
-        try:
-            self.con.execute("ROLLBACK")
-        except duckdb.Error:
-            pass  # DuckDB already rolled the failed commit back
-
     # ------------------------------------------------------------------ the log
-    def annotation_events(self, dataset_id: int, idx: int | None = None,
+    def events(self, dataset_id: int, idx: int | None = None,
                           author: str | None = None) -> list[AnnotationEvent]:
         sql = f"SELECT {_EVENT_COLUMNS} FROM annotation_events WHERE dataset_id=?"
         params: list[Any] = [dataset_id]
@@ -238,29 +235,29 @@ class AnnotationStore:
         if author is not None:
             sql += " AND author=?"
             params.append(author)
-        return [_event(r) for r in self.con.execute(sql + " ORDER BY event_id", params).fetchall()]
+        return [_event(r) for r in self.db.execute(sql + " ORDER BY event_id", params).fetchall()]
 
-    def annotation_event(self, event_id: int) -> AnnotationEvent | None:
-        row = self.con.execute(f"SELECT {_EVENT_COLUMNS} FROM annotation_events WHERE event_id=?",
+    def event(self, event_id: int) -> AnnotationEvent | None:
+        row = self.db.execute(f"SELECT {_EVENT_COLUMNS} FROM annotation_events WHERE event_id=?",
                                [event_id]).fetchone()
         return _event(row) if row else None
 
-    def author_annotations(self, dataset_id: int, author: str) -> dict[int, Annotation]:
+    def by_author(self, dataset_id: int, author: str) -> dict[int, Annotation]:
         """Each example's latest ``after`` saved by ``author`` (for agreement between annotators)."""
-        rows = self.con.execute(
+        rows = self.db.execute(
             "SELECT idx, after FROM annotation_events WHERE dataset_id=? AND author=?"
             " QUALIFY row_number() OVER (PARTITION BY idx ORDER BY event_id DESC) = 1 ORDER BY idx",
             [dataset_id, author]).fetchall()
         return {i: Annotation.from_json(json.loads(a)) for i, a in rows}
 
-    def annotation_authors(self, dataset_id: int) -> list[str]:
-        return [r[0] for r in self.con.execute(
+    def authors(self, dataset_id: int) -> list[str]:
+        return [r[0] for r in self.db.execute(
             "SELECT DISTINCT author FROM annotation_events WHERE dataset_id=? ORDER BY 1",
             [dataset_id]).fetchall()]
 
     # ------------------------------------------------------------------ versions
-    def _version_row(self, dataset_id: int, name: str):
-        return self.con.execute(f"SELECT {_VERSION_COLUMNS} FROM gold_versions v"
+    def _version_row(self, dataset_id: int, name: str) -> tuple[Any, ...] | None:
+        return self.db.execute(f"SELECT {_VERSION_COLUMNS} FROM gold_versions v"
                                 " WHERE v.dataset_id=? AND v.name=?", [dataset_id, name]).fetchone()
 
     def version(self, dataset_id: int, name: str) -> GoldVersion | None:
@@ -268,7 +265,7 @@ class AnnotationStore:
         return GoldVersion(*row) if row else None
 
     def versions(self, dataset_id: int) -> list[GoldVersion]:
-        rows = self.con.execute(f"SELECT {_VERSION_COLUMNS} FROM gold_versions v WHERE v.dataset_id=?"
+        rows = self.db.execute(f"SELECT {_VERSION_COLUMNS} FROM gold_versions v WHERE v.dataset_id=?"
                                 " ORDER BY v.version_id", [dataset_id]).fetchall()
         return [GoldVersion(*r) for r in rows]
 
@@ -281,38 +278,40 @@ class AnnotationStore:
             raise ValueError(f"{name!r} is reserved (it names the {name} gold); choose another name")
         if not isinstance(author, str) or not author.strip():
             raise ValueError("an author is required to create a version")
-        self._task_of(dataset_id)
+        self.datasets.task_of(dataset_id)
         try:
-            with self._transaction():  # type: ignore[attr-defined]
+            with self.db.transaction():
                 if self._version_row(dataset_id, name):
                     raise ValueError(f"dataset {dataset_id} already has a version named {name!r}")
-                last = self.con.execute("SELECT coalesce(max(event_id), 0) FROM annotation_events"
-                                        " WHERE dataset_id=?", [dataset_id]).fetchone()[0]
-                version_id = self.con.execute(
+                last = self.db.scalar("SELECT coalesce(max(event_id), 0) FROM annotation_events"
+                                      " WHERE dataset_id=?", [dataset_id])
+                version_id = self.db.scalar(
                     "INSERT INTO gold_versions (dataset_id, name, author, last_event_id) VALUES (?,?,?,?)"
-                    " RETURNING version_id", [dataset_id, name, author.strip(), last]).fetchone()[0]
-                self.con.execute(f"INSERT INTO gold_version_heads SELECT ? AS version_id, idx, event_id"
+                    " RETURNING version_id", [dataset_id, name, author.strip(), last])
+                self.db.execute(f"INSERT INTO gold_version_heads SELECT ? AS version_id, idx, event_id"
                                  f" FROM ({_LATEST_HEADS})", [version_id, dataset_id])
         except (duckdb.ConstraintException, duckdb.TransactionException) as exc:
             if not _is_race(exc):
                 raise
-            self._rollback_quietly()
+            self.db.rollback_quietly()
             raise ValueError(f"dataset {dataset_id} already has a version named {name!r}") from None
-        return self.version(dataset_id, name)  # type: ignore[return-value]
+        created = self.version(dataset_id, name)
+        assert created is not None  # written in the transaction above
+        return created
 
     def _annotations_at(self, dataset_id: int, version: str | None) -> dict[int, Annotation]:
         """The gold of every example with events at ``version`` (None: current; "original": none)."""
         if version == ORIGINAL:
             return {}
         if version is None or version == CURRENT:
-            rows = self.con.execute(f"SELECT idx, after FROM ({_LATEST_HEADS})", [dataset_id]).fetchall()
+            rows = self.db.execute(f"SELECT idx, after FROM ({_LATEST_HEADS})", [dataset_id]).fetchall()
         else:
             row = self._version_row(dataset_id, version)
             if not row:
                 known = ", ".join(v.name for v in self.versions(dataset_id)) or "none yet"
                 raise ValueError(f"no gold version {version!r} for dataset {dataset_id} "
                                  f"(versions: {known}; or None for the current gold, 'original')")
-            rows = self.con.execute(
+            rows = self.db.execute(
                 "SELECT h.idx, e.after FROM gold_version_heads h JOIN annotation_events e"
                 " USING (event_id) WHERE h.version_id=?", [row[0]]).fetchall()
         return {i: Annotation.from_json(json.loads(a)) for i, a in rows}
@@ -325,12 +324,12 @@ class AnnotationStore:
         """The split at a gold version: None = current (original + all events), "original" = as
         ingested, else a named version. Changed examples have ``raw=None``."""
         heads = self._annotations_at(dataset_id, version)
-        examples = self.examples(dataset_id)  # type: ignore[attr-defined]
+        examples = self.datasets.examples(dataset_id)
         if not heads:
             return examples
         return [heads[ex.index].apply_to(ex) if ex.index in heads else ex for ex in examples]
 
-    def gold_annotation(self, dataset_id: int, idx: int, version: str | None = None) -> Annotation:
+    def gold(self, dataset_id: int, idx: int, version: str | None = None) -> Annotation:
         """One example's gold at a version."""
         heads = self._annotations_at(dataset_id, version)
         if idx in heads:
@@ -342,26 +341,11 @@ class AnnotationStore:
         "original"), by example index."""
         ma, mb = self._annotations_at(dataset_id, a), self._annotations_at(dataset_id, b)
         idxs = sorted(set(ma) | set(mb))
-        originals = self._originals(dataset_id, [i for i in idxs if i not in ma or i not in mb])
+        originals = self.datasets.examples_at(dataset_id, [i for i in idxs if i not in ma or i not in mb])
         out = []
         for i in idxs:
             before = ma[i] if i in ma else Annotation.from_example(originals[i])
             after = mb[i] if i in mb else Annotation.from_example(originals[i])
             if before != after:
                 out.append(ExampleDiff(i, before, after))
-        return out
-
-    def dataset_container(self, dataset_id: int) -> str | None:
-        """The container the dataset's file had ("array", "lines", "object", "tsv")."""
-        row = self.con.execute("SELECT container FROM datasets WHERE dataset_id=?", [dataset_id]).fetchone()
-        return row[0] if row else None
-
-    # ------------------------------------------------------------------ for the review queue
-    def example_error_counts(self, run_id: int) -> dict[int, dict[str, int]]:
-        """A run's error rows per example and category (the stored taxonomy rows)."""
-        out: dict[int, dict[str, int]] = {}
-        for idx, cat, n in self.con.execute(
-                "SELECT idx, category, count(*) FROM errors WHERE run_id=? GROUP BY ALL ORDER BY 1, 2",
-                [run_id]).fetchall():
-            out.setdefault(idx, {})[cat] = n
         return out

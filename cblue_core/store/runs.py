@@ -1,4 +1,4 @@
-"""Runs, their predictions and their error rows (a mixin of :class:`Workspace`).
+"""Runs, their predictions and their error rows.
 
 A run is a set of predictions for one stored split, from an imported file or a model, with
 its metrics. Model runs and imported runs are stored the same way.
@@ -6,12 +6,17 @@ its metrics. Model runs and imported runs are stored the same way.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from ..records import Example, example_from_dict
+from .database import Database
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ERROR_COLUMNS = ("idx", "turn", "category", "tags", "gold_label", "pred_label", "gold_start",
                  "gold_end", "pred_start", "pred_end", "gold_text", "pred_text")
@@ -35,20 +40,21 @@ class RunInfo:
     name: str
     source: str
     model: str | None
-    params: dict
+    params: dict[str, Any]
     device: str | None
     created_at: str
-    metrics: dict = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
 
     @property
     def headline(self) -> tuple[str, float | None]:
-        name = self.metrics.get("headline", "")
-        return name, self.metrics.get("metrics", {}).get(name)
+        name = str(self.metrics.get("headline", ""))
+        value = self.metrics.get("metrics", {}).get(name)
+        return name, None if value is None else float(value)
 
 
 def error_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
     """Error rows (dicts with ERROR_COLUMNS keys, missing ones null) as an Arrow table."""
-    cols: dict[str, list] = {c: [] for c in ERROR_COLUMNS}
+    cols: dict[str, list[Any]] = {c: [] for c in ERROR_COLUMNS}
     for r in rows:
         for c in ERROR_COLUMNS:
             cols[c].append(r.get(c))
@@ -56,11 +62,12 @@ def error_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
 
 
 class RunStore:
-    con: Any
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
-    def create_run(self, dataset_id: int, name: str, *, source: str, predictions: list[Example],
-                   metrics: dict, errors: pa.Table | None = None, model: str | None = None,
-                   params: dict | None = None, device: str | None = None) -> int:
+    def create(self, dataset_id: int, name: str, *, source: str, predictions: list[Example],
+               metrics: dict[str, Any], errors: pa.Table | None = None, model: str | None = None,
+               params: dict[str, Any] | None = None, device: str | None = None) -> int:
         """Store a run, its predictions and its error rows in one transaction."""
         dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
         pred_rows = pa.table({
@@ -68,36 +75,36 @@ class RunStore:
             "record": pa.array([dumps(p.to_dict(include_raw=False)) for p in predictions], pa.string()),
             "raw": pa.array([None if p.raw is None else dumps(p.raw) for p in predictions], pa.string()),
         })
-        with self._transaction():
-            run_id = self.con.execute(
+        with self.db.transaction():
+            run_id = int(self.db.scalar(
                 "INSERT INTO runs (dataset_id, name, source, model, params, device, metrics)"
                 " VALUES (?,?,?,?,?,?,?) RETURNING run_id",
-                [dataset_id, name, source, model, dumps(params or {}), device, dumps(metrics)]).fetchone()[0]
-            self.con.execute("INSERT INTO predictions BY NAME SELECT ? AS run_id, * FROM pred_rows", [run_id])
-            if errors is not None and errors.num_rows:
-                error_rows = errors  # noqa: F841  (scanned by name: a local must not shadow a table)
-                self.con.execute("INSERT INTO errors BY NAME SELECT ? AS run_id, * FROM error_rows", [run_id])
+                [dataset_id, name, source, model, dumps(params or {}), device, dumps(metrics)]))
+            self.db.insert_arrow("predictions", pred_rows, prefix_sql="? AS run_id,", params=[run_id])
+            if errors is not None:
+                self.db.insert_arrow("errors", errors, prefix_sql="? AS run_id,", params=[run_id])
         return run_id
 
-    def runs(self, dataset_id: int | None = None, task: str | None = None) -> list[RunInfo]:
+    def all(self, dataset_id: int | None = None, task: str | None = None) -> list[RunInfo]:
         sql = ("SELECT r.run_id, r.dataset_id, d.task, d.split, r.name, r.source, r.model, r.params,"
                " r.device, CAST(r.created_at AS VARCHAR), r.metrics FROM runs r"
                " JOIN datasets d USING (dataset_id) WHERE 1=1")
-        params: list = []
+        params: list[Any] = []
         if dataset_id is not None:
             sql += " AND r.dataset_id = ?"
             params.append(dataset_id)
         if task:
             sql += " AND d.task = ?"
             params.append(task)
-        rows = self.con.execute(sql + " ORDER BY r.run_id", params).fetchall()
-        return [RunInfo(*r[:7], json.loads(r[7] or "{}"), r[8], r[9], json.loads(r[10] or "{}")) for r in rows]
+        rows = self.db.execute(sql + " ORDER BY r.run_id", params).fetchall()
+        return [RunInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7] or "{}"), r[8], r[9],
+                        json.loads(r[10] or "{}")) for r in rows]
 
-    def run(self, run_id: int) -> RunInfo | None:
-        return next((r for r in self.runs() if r.run_id == run_id), None)
+    def get(self, run_id: int) -> RunInfo | None:
+        return next((r for r in self.all() if r.run_id == run_id), None)
 
-    def run_predictions(self, run_id: int) -> list[Example]:
-        rows = self.con.execute("SELECT record, raw FROM predictions WHERE run_id=? ORDER BY idx",
+    def predictions(self, run_id: int) -> list[Example]:
+        rows = self.db.execute("SELECT record, raw FROM predictions WHERE run_id=? ORDER BY idx",
                                 [run_id]).fetchall()
         out = []
         for rec, raw in rows:
@@ -106,8 +113,8 @@ class RunStore:
             out.append(ex)
         return out
 
-    def run_prediction(self, run_id: int, idx: int) -> Example | None:
-        row = self.con.execute("SELECT record, raw FROM predictions WHERE run_id=? AND idx=?",
+    def prediction(self, run_id: int, idx: int) -> Example | None:
+        row = self.db.execute("SELECT record, raw FROM predictions WHERE run_id=? AND idx=?",
                                [run_id, idx]).fetchone()
         if not row:
             return None
@@ -115,36 +122,37 @@ class RunStore:
         ex.raw = json.loads(row[1]) if row[1] is not None else None
         return ex
 
-    def delete_run(self, run_id: int) -> None:
-        with self._transaction():
+    def delete(self, run_id: int) -> None:
+        with self.db.transaction():
             for table in ("errors", "predictions", "runs"):
-                self.con.execute(f"DELETE FROM {table} WHERE run_id=?", [run_id])
+                self.db.execute(f"DELETE FROM {table} WHERE run_id=?", [run_id])
 
     # ------------------------------------------------------------------ error analysis queries
     def error_counts(self, run_id: int) -> dict[str, int]:
-        return dict(self.con.execute(
+        return dict(self.db.execute(
             "SELECT category, count(*) FROM errors WHERE run_id=? GROUP BY 1 ORDER BY 2 DESC, 1",
             [run_id]).fetchall())
 
     def tag_counts(self, run_id: int) -> dict[str, int]:
-        return dict(self.con.execute(
+        return dict(self.db.execute(
             "SELECT tag, count(*) FROM (SELECT unnest(tags) AS tag FROM errors WHERE run_id=?)"
             " GROUP BY 1 ORDER BY 2 DESC, 1", [run_id]).fetchall())
 
-    def confusion(self, run_id: int, *, exclude: tuple[str, ...] = ("missed", "spurious")):
+    def confusion(self, run_id: int, *, exclude: tuple[str, ...] = ("missed", "spurious")) -> pd.DataFrame:
         """(gold_label, pred_label, count) over rows where both sides exist: label confusions
         for classification, entity types for matched spans, predicates for matched arguments."""
         placeholders = ",".join("?" for _ in exclude) or "''"
-        return self.con.execute(
+        return self.db.execute(
             "SELECT coalesce(gold_label, '∅') AS gold_label, coalesce(pred_label, '∅') AS pred_label,"
             " count(*) AS n FROM errors WHERE run_id=? AND category NOT IN (" + placeholders + ")"
             " GROUP BY ALL ORDER BY 1, 2", [run_id, *exclude]).df()
 
     def error_rows(self, run_id: int, *, category: str | None = None, gold_label: str | None = None,
                    pred_label: str | None = None, tag: str | None = None, idx: int | None = None,
-                   limit: int = 500):
+                   limit: int = 500) -> pd.DataFrame:
         """Error rows behind a chart cell, row or column; None means any."""
-        where, params = ["run_id = ?"], [run_id]
+        where = ["run_id = ?"]
+        params: list[Any] = [run_id]
         for col, val in (("category", category), ("coalesce(gold_label, '∅')", gold_label),
                          ("coalesce(pred_label, '∅')", pred_label), ("idx", idx)):
             if val is not None:
@@ -153,6 +161,15 @@ class RunStore:
         if tag is not None:
             where.append("list_contains(tags, ?)")
             params.append(tag)
-        return self.con.execute(
+        return self.db.execute(
             f"SELECT {', '.join(ERROR_COLUMNS)} FROM errors WHERE {' AND '.join(where)}"
             f" ORDER BY {ERROR_ROW_ORDER} LIMIT {int(limit)}", params).df()
+
+    def example_error_counts(self, run_id: int) -> dict[int, dict[str, int]]:
+        """A run's error rows per example and category (the stored taxonomy rows)."""
+        out: dict[int, dict[str, int]] = {}
+        for idx, cat, n in self.db.execute(
+                "SELECT idx, category, count(*) FROM errors WHERE run_id=? GROUP BY ALL ORDER BY 1, 2",
+                [run_id]).fetchall():
+            out.setdefault(idx, {})[cat] = n
+        return out

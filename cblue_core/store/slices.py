@@ -1,13 +1,14 @@
 """Saved slices: a name and a SQL predicate over the example columns, reusable across runs
-(a mixin of :class:`Workspace`)."""
+."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import duckdb
 
 from ..io.errors import short_error
+from .database import Database
+from .datasets import check_predicate
 
 
 @dataclass(frozen=True)
@@ -22,38 +23,35 @@ class SliceError(ValueError):
 
 
 class SliceStore:
-    con: Any
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
-    def save_slice(self, name: str, predicate: str, task: str | None = None) -> Slice:
-        from .workspace import check_predicate
-
+    def save(self, name: str, predicate: str, task: str | None = None) -> Slice:
         name = name.strip()
         if not name:
             raise SliceError("a slice needs a name")
-        problem = check_predicate(self.con, predicate)
+        problem = check_predicate(self.db.con, predicate)
         if problem:
             raise SliceError(problem)
-        self.con.execute("INSERT OR REPLACE INTO slices (name, task, predicate) VALUES (?,?,?)",
+        self.db.execute("INSERT OR REPLACE INTO slices (name, task, predicate) VALUES (?,?,?)",
                          [name, task, predicate])
         return Slice(name, task, predicate)
 
-    def slices(self, task: str | None = None) -> list[Slice]:
-        rows = self.con.execute("SELECT name, task, predicate FROM slices WHERE task IS NULL OR task = ?"
+    def all(self, task: str | None = None) -> list[Slice]:
+        rows = self.db.execute("SELECT name, task, predicate FROM slices WHERE task IS NULL OR task = ?"
                                 " OR ? IS NULL ORDER BY name", [task, task]).fetchall()
         return [Slice(*r) for r in rows]
 
-    def delete_slice(self, name: str) -> None:
-        self.con.execute("DELETE FROM slices WHERE name = ?", [name])
+    def delete(self, name: str) -> None:
+        self.db.execute("DELETE FROM slices WHERE name = ?", [name])
 
-    def slice_indices(self, dataset_id: int, predicate: str) -> list[int]:
+    def indices(self, dataset_id: int, predicate: str) -> list[int]:
         """Record numbers of a dataset's examples that satisfy the predicate."""
-        from .workspace import check_predicate
-
-        problem = check_predicate(self.con, predicate)
+        problem = check_predicate(self.db.con, predicate)
         if problem:
             raise SliceError(problem)
         try:
-            rows = self.con.execute(f"SELECT idx FROM examples WHERE dataset_id = ? AND ({predicate})"
+            rows = self.db.execute(f"SELECT idx FROM examples WHERE dataset_id = ? AND ({predicate})"
                                     " ORDER BY idx", [dataset_id]).fetchall()
         except duckdb.Error as exc:
             raise SliceError(short_error(exc)) from None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import duckdb
 
@@ -18,13 +19,13 @@ class DatasetStats:
     sub_tasks: dict[str, int] = field(default_factory=dict)  # PromptCBLUE task / CliMedBench scenario
 
 
-def _pairs(con: duckdb.DuckDBPyConnection, sql: str, params: list) -> dict:
+def _pairs(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[Any, int]:
     return {k: int(v) for k, v in con.execute(sql, params).fetchall() if k is not None}
 
 
 def compute_stats(con: duckdb.DuckDBPyConnection, dataset_id: int) -> DatasetStats:
     p = [dataset_id]
-    n = con.execute("SELECT count(*) FROM examples WHERE dataset_id=?", p).fetchone()[0]
+    n = (con.execute("SELECT count(*) FROM examples WHERE dataset_id=?", p).fetchone() or (0,))[0]
     ann = con.execute("SELECT coalesce(annotations, 0) FROM datasets WHERE dataset_id=?", p).fetchone()
     labels: dict[str, int] = {}
     for sql in (

@@ -98,11 +98,11 @@ def test_adjudicate_span_by_span():
 def test_agreement_between_two_authors_in_a_workspace(ws):
     did = ingest(ws, CMEEE_DEV)
     for idx in (0, 1):
-        ann, rev = ws.current_annotation(did, idx)
-        ev = ws.save_annotation(did, idx, Annotation(ann.spans[1:]), author="alice", reason="", base_revision=rev)
-        ws.save_annotation(did, idx, Annotation(ev.after.spans[:-1]), author="bob", reason="",
+        ann, rev = ws.annotations.current(did, idx)
+        ev = ws.annotations.save(did, idx, Annotation(ann.spans[1:]), author="alice", reason="", base_revision=rev)
+        ws.annotations.save(did, idx, Annotation(ev.after.spans[:-1]), author="bob", reason="",
                            base_revision=rev + 1)
-    alice, bob = ws.author_annotations(did, "alice"), ws.author_annotations(did, "bob")
+    alice, bob = ws.annotations.by_author(did, "alice"), ws.annotations.by_author(did, "bob")
     common = sorted(set(alice) & set(bob))
     ag = span_agreement([alice[i] for i in common], [bob[i] for i in common])
     n_alice = sum(len(alice[i].spans) for i in common)

@@ -7,14 +7,31 @@ import json
 import pytest
 
 from cblue_core.annotation import Annotation
-from cblue_core.annotation.export import (export_official, from_brat, from_doccano, from_label_studio,
-                                          label_studio_config, to_brat, to_doccano, to_label_studio,
-                                          unzip_files, zip_files)
+from cblue_core.annotation.export import (
+    export_official,
+    from_brat,
+    from_doccano,
+    from_label_studio,
+    label_studio_config,
+    to_brat,
+    to_doccano,
+    to_label_studio,
+    unzip_files,
+    zip_files,
+)
 from cblue_core.io.validate import validate
 from cblue_core.records import Span, Triple
 from cblue_core.tasks import get_task
-from tests.annotation.conftest import (CDN_DEV, CMEEE_DEV, CMEEE_PRED, CMEEE_V2_DEV, CMEIE_DEV, CTC_DEV,
-                                       STS_DEV, ingest)
+from tests.annotation.conftest import (
+    CDN_DEV,
+    CMEEE_DEV,
+    CMEEE_PRED,
+    CMEEE_V2_DEV,
+    CMEIE_DEV,
+    CTC_DEV,
+    STS_DEV,
+    ingest,
+)
 
 
 def ident(examples):
@@ -36,22 +53,22 @@ def round_trip(task, examples, fmt):
 
 
 def edit(ws, did, idx, make):
-    ann, rev = ws.current_annotation(did, idx)
-    return ws.save_annotation(did, idx, make(ann), author="curator", reason="test", base_revision=rev)
+    ann, rev = ws.annotations.current(did, idx)
+    return ws.annotations.save(did, idx, make(ann), author="curator", reason="test", base_revision=rev)
 
 
 @pytest.mark.parametrize("fmt", ["brat", "doccano", "label_studio"])
 def test_cmeee_nested_round_trip(ws, fmt):
     did = ingest(ws, CMEEE_DEV)
     edit(ws, did, 0, lambda a: Annotation(a.spans[1:] + (Span(0, 2, "sym"),)))
-    gold = ws.gold_examples(did)
+    gold = ws.annotations.gold_examples(did)
     assert max(ex.depth for ex in gold) == 3           # nested spans, depth 3, survive the trip
     round_trip(get_task("CMeEE"), gold, fmt)
 
 
 def test_brat_files_and_zip(ws):
     did = ingest(ws, CMEEE_DEV)
-    gold = ws.gold_examples(did)
+    gold = ws.annotations.gold_examples(did)
     files = to_brat(get_task("CMeEE"), gold)
     assert files["000000.txt"] == gold[0].text
     assert files["000000.ann"].splitlines()[:2] == ["T1\tbod 7 10\t四肢肌", "T2\tsym 7 12\t四肢肌无力"]
@@ -66,7 +83,7 @@ def test_cmeie_round_trip(ws, fmt):
     did = ingest(ws, CMEIE_DEV)
     edit(ws, did, 1, lambda a: Annotation(triples=a.triples + (
         Triple("缺铁性贫血", "药物治疗", "口服铁剂", "疾病", "药物"),)))
-    gold = ws.gold_examples(did)
+    gold = ws.annotations.gold_examples(did)
     assert sum(t.combined is True for ex in gold for t in ex.triples) == 29
     back = round_trip(get_task("CMeIE"), gold, fmt)
     assert back[1].triples[-1] == Triple("缺铁性贫血", "药物治疗", "口服铁剂", "疾病", "药物", False)
@@ -93,7 +110,7 @@ def test_classification_round_trip(ws, path, task_name, fmt):
     task = get_task(task_name)
     edit(ws, did, 0, lambda a: Annotation(label="Diet" if task_name == "CHIP-CTC" else
                                           "0" if a.label == "1" else "1"))
-    gold = ws.gold_examples(did)
+    gold = ws.annotations.gold_examples(did)
     back = round_trip(task, gold, fmt)
     assert [ex.meta for ex in back] == [ex.meta for ex in gold]     # STS's category travels too
     with pytest.raises(ValueError, match="brat export holds entity spans and CMeIE triples"):
@@ -103,7 +120,7 @@ def test_classification_round_trip(ws, path, task_name, fmt):
 @pytest.mark.parametrize("fmt", ["doccano", "label_studio"])
 def test_cdn_round_trip(ws, fmt):
     did = ingest(ws, CDN_DEV)
-    gold = ws.gold_examples(did)
+    gold = ws.annotations.gold_examples(did)
     assert any(len(ex.terms) > 1 for ex in gold)
     round_trip(get_task("CHIP-CDN"), gold, fmt)
 
@@ -130,7 +147,7 @@ def _ex(text, spans, label=None, key=None):
 def test_label_studio_predictions_and_config(ws):
     did = ingest(ws, CMEEE_DEV)
     task = get_task("CMeEE")
-    gold = ws.gold_examples(did)
+    gold = ws.annotations.gold_examples(did)
     preds = validate(CMEEE_PRED, task, predictions=True).examples
     tasks = json.loads(to_label_studio(task, gold, preds, model_version="pred-file"))
     assert tasks[0]["predictions"][0]["model_version"] == "pred-file"
@@ -169,7 +186,7 @@ def test_official_export_at_a_version(ws, tmp_path):
     did = ingest(ws, CMEEE_DEV)
     edit(ws, did, 0, lambda a: Annotation(a.spans[1:]))
     edit(ws, did, 2, lambda a: Annotation(a.spans + (Span(0, 2, "sym"),)))   # 轮状 as sym (a test edit)
-    ws.create_version(did, "v1", "curator")
+    ws.annotations.create_version(did, "v1", "curator")
     edit(ws, did, 3, lambda a: Annotation(a.spans[:1]))                       # after v1: not exported
     folder = tmp_path / "export"
     folder.mkdir()
@@ -186,7 +203,7 @@ def test_official_export_at_a_version(ws, tmp_path):
     loaded = validate(out, get_task("CMeEE"))
     assert loaded.report.ok and loaded.report.offset_convention == "inclusive"
     assert [Annotation.from_example(e) for e in loaded.examples] == [
-        Annotation.from_example(e) for e in ws.gold_examples(did, "v1")]
+        Annotation.from_example(e) for e in ws.annotations.gold_examples(did, "v1")]
 
 
 def test_official_export_keeps_exclusive_ends_and_record_layout(ws, tmp_path):
@@ -195,7 +212,7 @@ def test_official_export_keeps_exclusive_ends_and_record_layout(ws, tmp_path):
     out = export_official(ws, did, None, tmp_path / "v2.json")
     loaded = validate(out, get_task("CMeEE-V2"))
     assert loaded.report.offset_convention == "exclusive"
-    assert Annotation.from_example(loaded.examples[0]) == ws.current_annotation(did, 0)[0]
+    assert Annotation.from_example(loaded.examples[0]) == ws.annotations.current(did, 0)[0]
     # a classification record keeps its original key order and id
     did2 = ingest(ws, CTC_DEV)
     edit(ws, did2, 0, lambda a: Annotation(label="Smoking Status"))

@@ -80,8 +80,8 @@ def test_review_queue_follows_the_current_gold(review_ws):
     ws, did = review_ws
 
     def save(idx, spans):
-        _, rev = ws.current_annotation(did, idx)
-        ws.save_annotation(did, idx, Annotation(tuple(Span(*s) for s in spans)), author="c", reason="",
+        _, rev = ws.annotations.current(did, idx)
+        ws.annotations.save(did, idx, Annotation(tuple(Span(*s) for s in spans)), author="c", reason="",
                            base_revision=rev)
 
     save(3, [(2, 6, "dru")])           # the defect fixed
@@ -103,13 +103,13 @@ def test_rescore_and_error_changes_on_corrected_gold(ws):
     assert stored == pytest.approx(2 * 127 / (134 + 132))
     assert rescore_run(ws, run.run_id, "original").metrics["f1"] == pytest.approx(stored)
     # gold 0: drop 四肢肌无力 (the run missed it); gold 3: drop 青霉素 (the run found it)
-    a0, r0 = ws.current_annotation(did, 0)
-    ws.save_annotation(did, 0, Annotation(tuple(s for s in a0.spans if s.text != "四肢肌无力")),
+    a0, r0 = ws.annotations.current(did, 0)
+    ws.annotations.save(did, 0, Annotation(tuple(s for s in a0.spans if s.text != "四肢肌无力")),
                        author="c", reason="not an entity", base_revision=r0)
-    a3, r3 = ws.current_annotation(did, 3)
-    ws.save_annotation(did, 3, Annotation(tuple(s for s in a3.spans if s.text != "青霉素")),
+    a3, r3 = ws.annotations.current(did, 3)
+    ws.annotations.save(did, 3, Annotation(tuple(s for s in a3.spans if s.text != "青霉素")),
                        author="c", reason="test", base_revision=r3)
-    ws.create_version(did, "v1", "c")
+    ws.annotations.create_version(did, "v1", "c")
     ev = rescore_run(ws, run.run_id, "v1")
     # 132 gold, 132 predicted, 126 matched
     assert ev.metrics["f1"] == pytest.approx(2 * 126 / (132 + 132))

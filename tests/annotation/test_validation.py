@@ -5,8 +5,13 @@ import json
 
 import pytest
 
-from cblue_core.annotation import (Annotation, allowed_predicates, combined_for, schema_types,
-                                   validate_annotation)
+from cblue_core.annotation import (
+    Annotation,
+    allowed_predicates,
+    combined_for,
+    schema_types,
+    validate_annotation,
+)
 from cblue_core.io.resources import Schema, read_schemas
 from cblue_core.records import Example, Span, Triple
 from cblue_core.tasks import get_task

@@ -32,7 +32,7 @@ def ann_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("annotate") / "annotate.duckdb"
     ws = connect(db)
     bootstrap_sample_data(ws, SAMPLE_DATA)
-    did = ws.find_dataset("CMeEE", "dev").dataset_id
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
     import_run(ws, did, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json", name="sample model")
     ws.close()
     return db
@@ -79,7 +79,7 @@ def button(at: AppTest, key: str):
 
 
 def doc_of(at: AppTest, task: str, split: str, idx: int, ann_db) -> str:
-    return f"{store(ann_db).find_dataset(task, split).dataset_id}:{idx}"
+    return f"{store(ann_db).datasets.find(task, split).dataset_id}:{idx}"
 
 
 def open_tab(at: AppTest, name: str) -> AppTest:
@@ -126,7 +126,7 @@ def test_edit_a_label_and_save_creates_an_event(open_page, ann_db):
     ok(button(at, "ann_save").click().run())
     assert any("Saved example 1" in s for s in messages(at, "success")), messages(at)
     did = int(doc.split(":")[0])
-    events = store(ann_db).annotation_events(did, 1)
+    events = store(ann_db).annotations.events(did, 1)
     assert len(events) == 1
     ev = events[0]
     assert (ev.author, ev.reason, ev.before.label, ev.after.label) == ("alice", "criterion is about age",
@@ -158,11 +158,11 @@ def test_a_stale_save_shows_the_conflict_view(open_page, ann_db):
     html = html_of(mine)
     assert get_task("CHIP-CTC").label(mine_label).zh in html and get_task("CHIP-CTC").label(their_label).zh in html
     did = int(doc.split(":")[0])
-    assert [e.after.label for e in store(ann_db).annotation_events(did, 2)] == [their_label]
+    assert [e.after.label for e in store(ann_db).annotations.events(did, 2)] == [their_label]
 
     ok(button(mine, "ann_keep_mine").click().run())        # save again on the new revision
     assert any("Saved example 2" in s for s in messages(mine, "success")), messages(mine)
-    events = store(ann_db).annotation_events(did, 2)
+    events = store(ann_db).annotations.events(did, 2)
     assert [(e.author, e.after.label, e.base_revision) for e in events] == [
         ("bob", their_label, 0), ("alice", mine_label, 1)]
     assert not any("Edit conflict" in e for e in messages(mine))
@@ -179,7 +179,7 @@ def test_keep_theirs_reloads(open_page, ann_db):
     ok(mine.selectbox(key=f"ann_label::{doc}::{gen}").select(a).run())
     did = int(doc.split(":")[0])
     ws = store(ann_db)
-    ws.save_annotation(did, 0, ws.current_annotation(did, 0)[0].__class__(label=b), author="carol",
+    ws.annotations.save(did, 0, ws.annotations.current(did, 0)[0].__class__(label=b), author="carol",
                        reason="theirs", base_revision=0)
     ok(button(mine, "ann_save").click().run())
     assert any("Edit conflict" in e for e in messages(mine))
@@ -187,7 +187,7 @@ def test_keep_theirs_reloads(open_page, ann_db):
     assert any("Reloaded" in i for i in messages(mine, "info"))
     gen = mine.session_state["ann_drafts"][doc]["gen"]
     assert mine.selectbox(key=f"ann_label::{doc}::{gen}").value == b
-    assert len(store(ann_db).annotation_events(did, 0)) == 1
+    assert len(store(ann_db).annotations.events(did, 0)) == 1
 
 
 def test_revert_and_undo_my_last_edit(open_page, ann_db):
@@ -199,37 +199,37 @@ def test_revert_and_undo_my_last_edit(open_page, ann_db):
     new = "1" if old == "0" else "0"
     ok(at.selectbox(key=f"ann_label::{doc}::{gen}").select(new).run())
     ok(button(at, "ann_save").click().run())
-    ev = store(ann_db).annotation_events(did, 0)[-1]
+    ev = store(ann_db).annotations.events(did, 0)[-1]
     ok(button(at, f"ann_revert::{ev.event_id}").click().run())
     assert any(f"Reverted event #{ev.event_id}" in s for s in messages(at, "success")), messages(at)
-    events = store(ann_db).annotation_events(did, 0)
+    events = store(ann_db).annotations.events(did, 0)
     assert [e.kind for e in events] == ["edit", "revert"] and events[-1].reverts == ev.event_id
-    assert store(ann_db).current_annotation(did, 0) == (events[-1].after, 2)
+    assert store(ann_db).annotations.current(did, 0) == (events[-1].after, 2)
     assert events[-1].after.label == old
     gen = at.session_state["ann_drafts"][doc]["gen"]
     assert at.selectbox(key=f"ann_label::{doc}::{gen}").value == old
     # undo = revert my last event (here: the revert itself)
     ok(button(at, "ann_undo_mine").click().run())
-    assert store(ann_db).current_annotation(did, 0)[0].label == new
+    assert store(ann_db).annotations.current(did, 0)[0].label == new
     # reverting an event whose result was changed since is refused with a message
     ws = store(ann_db)
     third = next(c for c in get_task("CHIP-STS").label_codes if c not in (old, new)) if len(
         get_task("CHIP-STS").label_codes) > 2 else None
-    cur, rev = ws.current_annotation(did, 0)
-    ws.save_annotation(did, 0, cur.__class__(label=third or old), author="bob", reason="later",
+    cur, rev = ws.annotations.current(did, 0)
+    ws.annotations.save(did, 0, cur.__class__(label=third or old), author="bob", reason="later",
                        base_revision=rev)
-    n = len(ws.annotation_events(did, 0))
+    n = len(ws.annotations.events(did, 0))
     ok(at.run())
     ok(button(at, f"ann_revert::{ev.event_id}").click().run())
     assert any("not reverted" in e for e in messages(at)), messages(at)
-    assert len(store(ann_db).annotation_events(did, 0)) == n
+    assert len(store(ann_db).annotations.events(did, 0)) == n
 
 
 def test_span_editor_actions_edit_save_and_navigate(open_page, ann_db):
     at = open_page({"task": "CMeEE", "split": "dev", "example": 4})
     doc = doc_of(at, "CMeEE", "dev", 4, ann_db)
     did = int(doc.split(":")[0])
-    ann, rev = store(ann_db).current_annotation(did, 4)
+    ann, _rev = store(ann_db).annotations.current(did, 4)
     spans = [{"start": s.start, "end": s.end, "type": s.type} for s in ann.spans]
     new = {"start": 0, "end": 2, "type": "bod"}
     at.session_state["ann_editor"] = {"spans": spans + [new], "action": "change", "nonce": 11, "doc": doc}
@@ -240,11 +240,11 @@ def test_span_editor_actions_edit_save_and_navigate(open_page, ann_db):
     at.session_state["ann_editor"] = {"spans": spans + [new], "action": "save", "nonce": 12, "doc": doc}
     ok(at.run())
     assert any("Saved example 4" in s for s in messages(at, "success")), messages(at)
-    ev = store(ann_db).annotation_events(did, 4)[-1]
+    ev = store(ann_db).annotations.events(did, 4)[-1]
     assert ev.reason == "missing body part" and (0, 2, "bod") in {(s.start, s.end, s.type) for s in ev.after.spans}
     # a rerun with the same value (same nonce) does nothing more
     ok(at.run())
-    assert len(store(ann_db).annotation_events(did, 4)) == 1
+    assert len(store(ann_db).annotations.events(did, 4)) == 1
     # Alt+→ in the editor: next example
     at.session_state["ann_editor"] = {"spans": spans + [new], "action": "next", "nonce": 13, "doc": doc}
     ok(at.run())
@@ -255,7 +255,7 @@ def test_span_editor_actions_edit_save_and_navigate(open_page, ann_db):
                                       "nonce": 14, "doc": doc5}
     ok(at.run())
     assert any("unknown entity type" in e for e in messages(at))
-    assert store(ann_db).annotation_events(did, 5) == []
+    assert store(ann_db).annotations.events(did, 5) == []
 
 
 def test_cmeie_triples_offer_only_allowed_predicates(open_page, ann_db):
@@ -265,7 +265,7 @@ def test_cmeie_triples_offer_only_allowed_predicates(open_page, ann_db):
     doc = doc_of(at, "CMeIE", "dev", 0, ann_db)
     did = int(doc.split(":")[0])
     ws = store(ann_db)
-    ex = ws.example(did, 0)
+    ex = ws.datasets.example(did, 0)
     gen = at.session_state["ann_drafts"][doc]["gen"]
     subj = at.selectbox(key=f"ann_subj::{doc}::{gen}")
     obj = at.selectbox(key=f"ann_obj::{doc}::{gen}")
@@ -276,7 +276,7 @@ def test_cmeie_triples_offer_only_allowed_predicates(open_page, ann_db):
     obj.set_value(tuple(symptom.split(" · ")))
     ok(at.run())
     pred = at.selectbox(key=f"ann_pred::{doc}::{gen}")
-    allowed = allowed_predicates(ws.schemas(), "疾病", "症状")
+    allowed = allowed_predicates(ws.resources.schemas(), "疾病", "症状")
     assert pred.options and len(pred.options) == len(allowed) < len(get_task("CMeIE").label_codes)
     # a mention marked in the editor (session only) becomes a subject/object option
     marked = {"start": 0, "end": 2, "type": "疾病"}
@@ -297,7 +297,7 @@ def test_cmeie_triples_offer_only_allowed_predicates(open_page, ann_db):
     assert t.combined == combined_for(ex.text, t.subject, t.object)
     ok(button(at, "ann_save").click().run())
     assert any("Saved example 0" in s for s in messages(at, "success")), messages(at)
-    assert store(ann_db).current_annotation(did, 0)[0].triples[-1].subject == ex.text[0:2]
+    assert store(ann_db).annotations.current(did, 0)[0].triples[-1].subject == ex.text[0:2]
 
 
 def test_cdn_terms_from_a_search_of_the_icd_list(open_page, ann_db):
@@ -307,12 +307,12 @@ def test_cdn_terms_from_a_search_of_the_icd_list(open_page, ann_db):
     at.text_input(key="ann_icd_q").input("高血压")
     ok(at.run())
     ms = next(m for m in at.multiselect if m.key.startswith(f"ann_terms::{doc}"))
-    icd = {t.term for t in store(ann_db).icd_terms()}
+    icd = {t.term for t in store(ann_db).resources.icd_terms()}
     extra = next(o for o in ms.options if "高血压" in o and o not in ms.value)
     assert extra in icd and all(o in icd or o in ms.value for o in ms.options)
     ok(ms.select(extra).run())
     ok(button(at, "ann_save").click().run())
-    assert store(ann_db).current_annotation(did, 0)[0].terms[-1] == extra
+    assert store(ann_db).annotations.current(did, 0)[0].terms[-1] == extra
 
 
 def test_versions_review_queue_agreement_rescore(open_page, ann_db):
@@ -320,14 +320,14 @@ def test_versions_review_queue_agreement_rescore(open_page, ann_db):
     doc = doc_of(at, "CMeEE", "dev", 0, ann_db)
     did = int(doc.split(":")[0])
     ws = store(ann_db)
-    ann, rev = ws.current_annotation(did, 0)
+    ann, rev = ws.annotations.current(did, 0)
     dropped = ann.spans[0]
-    added = Span(0, 1, "bod", ws.example(did, 0).text[0])
+    added = Span(0, 1, "bod", ws.datasets.example(did, 0).text[0])
     assert added not in ann.spans
     # bob drops the first span; alice keeps it and adds another
-    ws.save_annotation(did, 0, ann.__class__(spans=ann.spans[1:]), author="bob", reason="b",
+    ws.annotations.save(did, 0, ann.__class__(spans=ann.spans[1:]), author="bob", reason="b",
                        base_revision=rev)
-    ws.save_annotation(did, 0, ann.__class__(spans=ann.spans + (added,)), author="alice",
+    ws.annotations.save(did, 0, ann.__class__(spans=ann.spans + (added,)), author="alice",
                        reason="a", base_revision=rev + 1)
 
     # Versions: a named snapshot, and the diff original -> current lists the edited example
@@ -366,7 +366,7 @@ def test_versions_review_queue_agreement_rescore(open_page, ann_db):
         ok(next(c for c in at.checkbox if c.key == f"ann_adj::0::{n}").uncheck().run())
     ok(button(at, "ann_adj_save").click().run())
     assert any("Saved example 0" in s for s in messages(at, "success")), messages(at)
-    assert set(store(ann_db).current_annotation(did, 0)[0].spans) == set(ann.spans) - {dropped}
+    assert set(store(ann_db).annotations.current(did, 0)[0].spans) == set(ann.spans) - {dropped}
 
     # Re-score: the run on the corrected gold, and which errors disappear / appear
     at = open_tab(at, "Re-score")

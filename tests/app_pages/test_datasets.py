@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 
 from cblue_core.io.validate import load
-from tests.conftest import SAMPLE_DATA
 from tests.app_pages.conftest import html_of
+from tests.conftest import SAMPLE_DATA
 
 
 def nested_cmeee_example():

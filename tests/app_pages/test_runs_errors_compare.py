@@ -18,14 +18,14 @@ def runs_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("runs") / "runs.duckdb"
     ws = connect(db)
     bootstrap_sample_data(ws, SAMPLE_DATA)
-    did = ws.find_dataset("CMeEE", "dev").dataset_id
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
     a = import_run(ws, did, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json", name="model A").run_id
     gold = json.loads((SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.json").read_text(encoding="utf-8"))
     for rec in gold[::2]:
         rec["entities"] = rec["entities"][1:]     # model B misses the first entity of every other sentence
     b = import_run(ws, did, json.dumps(gold, ensure_ascii=False).encode(), name="model B",
                    file_name="b.json").run_id
-    cell = ws.confusion(a)
+    cell = ws.runs.confusion(a)
     cell = cell[cell.gold_label != cell.pred_label].iloc[0]
     ws.close()
     return {"db": db, "a": a, "b": b, "cell": (cell.gold_label, cell.pred_label)}
@@ -111,7 +111,7 @@ def test_save_slice_and_see_its_score(open_page, runs_db):
     at.text_input(key="err_slice_pred").input("nesting_depth >= 2")
     at.button(key="err_slice_save").click().run()
     assert not at.exception and any("Saved slice" in s.value for s in at.success)
-    slices = [d for d in at.dataframe if "slice" in d.value.columns][0].value
+    slices = next(d for d in at.dataframe if "slice" in d.value.columns).value
     assert list(slices["slice"]) == ["nested"] and slices["examples"][0] > 0
     at.text_input(key="err_slice_name").input("broken")
     at.text_input(key="err_slice_pred").input("no_such_column > 1")
@@ -139,14 +139,14 @@ def test_corrected_gold_shows_errors_that_disappear(tmp_path, monkeypatch):
     db = tmp_path / "gold.duckdb"
     ws = connect(db)
     bootstrap_sample_data(ws, SAMPLE_DATA)
-    did = ws.find_dataset("CMeEE", "dev").dataset_id
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
     run = import_run(ws, did, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json", name="A").run_id
-    spurious = ws.error_rows(run, category="spurious").iloc[0]
+    spurious = ws.runs.error_rows(run, category="spurious").iloc[0]
     idx = int(spurious.idx)
-    current, revision = ws.current_annotation(did, idx)
+    current, revision = ws.annotations.current(did, idx)
     from cblue_core.records import Span
     added = Span(int(spurious.pred_start), int(spurious.pred_end), spurious.pred_label, spurious.pred_text)
-    ws.save_annotation(did, idx, Annotation(spans=current.spans + (added,)), author="tester",
+    ws.annotations.save(did, idx, Annotation(spans=current.spans + (added,)), author="tester",
                        reason="the model was right", base_revision=revision)
     ws.close()
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(db))

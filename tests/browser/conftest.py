@@ -40,7 +40,7 @@ def app_url(tmp_path_factory):
     _tiny_classifier(models / "tiny-qic")
     env = dict(os.environ, CBLUE_STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
                CBLUE_STUDIO_MODELS=str(models))
-    log = open(tmp_path_factory.mktemp("log") / "streamlit.log", "w")
+    log = open(tmp_path_factory.mktemp("log") / "streamlit.log", "w")  # noqa: SIM115 - open for the server's lifetime
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
          f"--server.port={port}", "--server.address=127.0.0.1", "--server.fileWatcherType=none"],
@@ -76,7 +76,7 @@ def _prepare_workspace(db: Path) -> None:
 
     ws = connect(db)
     bootstrap_sample_data(ws, ROOT / "sample_data")
-    did = ws.find_dataset("CMeEE", "dev").dataset_id
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
     import_run(ws, did, ROOT / "sample_data/cblue/CMeEE/CMeEE_dev.pred.json", name="sample model")
     ws.close()
 

@@ -172,10 +172,10 @@ def test_run_stores_a_scored_model_run(user_models, workspace_db, capsys):
     out = capsys.readouterr().out
     assert out.startswith("stored run #1 of tiny-ner on CMeEE dev: f1 = ") and "95% CI" in out
     ws = connect(workspace_db, read_only=True)
-    run = ws.run(1)
+    run = ws.runs.get(1)
     assert (run.name, run.source, run.model, run.device) == ("tiny on dev", "model", "tiny-ner", "cpu")
     assert run.params["batch_size"] == 4 and run.params["kind"] == "hf-token-classification"
-    assert len(ws.run_predictions(1)) == ws.find_dataset("CMeEE", "dev").records
+    assert len(ws.runs.predictions(1)) == ws.datasets.find("CMeEE", "dev").records
     ws.close()
 
 
@@ -184,9 +184,9 @@ def test_run_with_a_language_model_records_its_decoding(tiny, workspace_db, tmp_
                  progress=False, generation={"max_new_tokens": 4, "seed": 3})
     assert rc == 0, capsys.readouterr().err
     ws = connect(workspace_db, read_only=True)
-    run = ws.runs(task="PromptCBLUE")[0]
+    run = ws.runs.all(task="PromptCBLUE")[0]
     assert run.params["max_new_tokens"] == 4 and run.source == "model"
-    preds = ws.run_predictions(run.run_id)
+    preds = ws.runs.predictions(run.run_id)
     assert all(p.meta.get("generation") is not None for p in preds)
     # the exported submission keeps the prompt fields post-processing reads
     out = export_run(ws, run.run_id, tmp_path / "export")
@@ -210,5 +210,5 @@ def test_run_errors_store_nothing(user_models, workspace_db, capsys):
     assert cmd_run("no-such-model", "dev", db=workspace_db) == 2
     assert main(["run", "--model", "tiny-ner", "--db", workspace_db, "--batch-size", "0"]) == 2
     ws = connect(workspace_db, read_only=True)
-    assert ws.runs() == []
+    assert ws.runs.all() == []
     ws.close()

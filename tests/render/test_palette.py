@@ -1,12 +1,12 @@
 import re
 import zlib
 
+from cblue_core.render import example_html
 from cblue_core.render.base import stylesheet
 from cblue_core.render.palette import PALETTE, PALETTE_VALUES, color_for
 from cblue_core.tasks import CMEEE_TYPES, TASKS
 
 from .helpers import check_html, make_example
-from cblue_core.render import example_html
 
 HEX = re.compile(r"^#[0-9A-Fa-f]{6}$")
 

@@ -8,7 +8,6 @@ import pytest
 from cblue_core.ingest import ingest_file
 from cblue_core.store.runs import error_table
 from cblue_core.store.workspace import connect
-from tests.store.test_workspace import cmeee_file  # noqa: F401  (fixture)
 
 
 @pytest.fixture
@@ -20,16 +19,16 @@ def ws(tmp_path):
 
 def run_with(ws, cmeee_file, rows):
     ingest_file(ws, cmeee_file)
-    did = ws.find_dataset("CMeEE", "dev").dataset_id
-    return ws.create_run(did, "r", source="test", predictions=[], metrics={}, errors=error_table(rows))
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
+    return ws.runs.create(did, "r", source="test", predictions=[], metrics={}, errors=error_table(rows))
 
 
 def test_counts_break_ties_by_name(ws, cmeee_file):
     rows = [{"idx": 0, "category": c, "tags": [t]} for c, t in
             [("spurious", "b"), ("missed", "a"), ("missed", "c"), ("boundary", "c"), ("spurious", "a")]]
     run_id = run_with(ws, cmeee_file, rows)
-    assert list(ws.error_counts(run_id).items()) == [("missed", 2), ("spurious", 2), ("boundary", 1)]
-    assert list(ws.tag_counts(run_id).items()) == [("a", 2), ("c", 2), ("b", 1)]
+    assert list(ws.runs.error_counts(run_id).items()) == [("missed", 2), ("spurious", 2), ("boundary", 1)]
+    assert list(ws.runs.tag_counts(run_id).items()) == [("a", 2), ("c", 2), ("b", 1)]
 
 
 def text(v) -> str:
@@ -49,15 +48,15 @@ def test_error_rows_order_is_total_whatever_the_insert_order(ws, cmeee_file):
     shuffled = rows[:]
     random.Random(3).shuffle(shuffled)
     run_id = run_with(ws, cmeee_file, shuffled * 50)   # many rows: several threads aggregate
-    listed = ws.error_rows(run_id, limit=1000)
+    listed = ws.runs.error_rows(run_id, limit=1000)
     first = [(r.idx, r.category, text(r.gold_label), text(r.pred_label))
              for r in listed.itertuples()][::50]
     assert first == [(0, "missed", "bod", ""), (0, "spurious", "", "bod"), (1, "spurious", "", "sym"),
                      (1, "missed", "dru", ""), (1, "spurious", "", "dis"), (1, "correct", "sym", "sym")]
-    assert listed.equals(ws.error_rows(run_id, limit=1000))
+    assert listed.equals(ws.runs.error_rows(run_id, limit=1000))
 
 
 def test_rows_differing_only_in_tags_keep_one_order(ws, cmeee_file):
     rows = [{"idx": 0, "category": "spurious", "pred_label": "x", "tags": [t]} for t in ("nested", "b", "a")]
     run_id = run_with(ws, cmeee_file, rows * 40)
-    assert [list(t) for t in ws.error_rows(run_id, limit=1000)["tags"]][::40] == [["a"], ["b"], ["nested"]]
+    assert [list(t) for t in ws.runs.error_rows(run_id, limit=1000)["tags"]][::40] == [["a"], ["b"], ["nested"]]

@@ -1,37 +1,20 @@
 """The DuckDB workspace: one transaction per file, no duplicates, filters, locking."""
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
+import duckdb
 import pytest
 
 from cblue_core.ingest import ingest_file, ingest_paths
 from cblue_core.io.validate import load
 from cblue_core.store import workspace as wsmod
-from cblue_core.store.workspace import WorkspaceLocked, connect, prepare
+from cblue_core.store.datasets import prepare
+from cblue_core.store.workspace import WorkspaceLocked, connect
+from tests.store.conftest import RECORDS
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
-
-RECORDS = [
-    {"text": "呼吸肌麻痹和呼吸中枢受累患者因呼吸不畅可并发肺炎、肺不张等。", "entities": [
-        {"start_idx": 0, "end_idx": 2, "type": "bod", "entity": "呼吸肌"},
-        {"start_idx": 0, "end_idx": 4, "type": "sym", "entity": "呼吸肌麻痹"},
-        {"start_idx": 22, "end_idx": 23, "type": "dis", "entity": "肺炎"}]},
-    {"text": "患者口服阿莫西林后皮疹消退。", "entities": [
-        {"start_idx": 4, "end_idx": 7, "type": "dru", "entity": "阿莫西林"},
-        {"start_idx": 9, "end_idx": 10, "type": "sym", "entity": "皮疹"}]},
-    {"text": "<img src=x onerror=alert(1)> **bold**", "entities": []},
-]
-
-
-@pytest.fixture
-def cmeee_file(tmp_path):
-    p = tmp_path / "CMeEE_dev.json"
-    p.write_text(json.dumps(RECORDS, ensure_ascii=False, indent=2), encoding="utf-8")
-    return p
-
 
 @pytest.fixture
 def ws(tmp_path):
@@ -41,20 +24,20 @@ def ws(tmp_path):
 
 
 def table_counts(ws):
-    return {t: ws.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+    return {t: ws.db.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
             for t in ("datasets", "examples", "gold_spans", "gold_triples", "gold_terms")}
 
 
 def test_ingest_and_read_back(ws, cmeee_file):
     out = ingest_file(ws, cmeee_file)
     assert out.ok and out.result.created
-    info = ws.find_dataset("CMeEE", "dev")
+    info = ws.datasets.find("CMeEE", "dev")
     assert info.records == 3 and info.annotations == 5 and info.offset_convention == "inclusive"
-    ex = ws.example(info.dataset_id, 0)
+    ex = ws.datasets.example(info.dataset_id, 0)
     assert [(s.start, s.end, s.type) for s in ex.spans] == [(0, 3, "bod"), (0, 5, "sym"), (22, 24, "dis")]
     assert ex.raw == RECORDS[0]
-    assert [e.text for e in ws.examples(info.dataset_id)] == [r["text"] for r in RECORDS]
-    stats = ws.stats(info.dataset_id)
+    assert [e.text for e in ws.datasets.examples(info.dataset_id)] == [r["text"] for r in RECORDS]
+    stats = ws.datasets.stats(info.dataset_id)
     assert stats.examples == 3 and stats.label_counts == {"sym": 2, "bod": 1, "dis": 1, "dru": 1}
     assert stats.nesting_depths == {0: 1, 1: 1, 2: 1}
 
@@ -85,20 +68,20 @@ def test_failure_inside_the_transaction_rolls_back(ws, cmeee_file, monkeypatch):
     prepared = prepare(other)
     # Break the last insert of the transaction: the dataset row and examples already went in.
     prepared.columns["gold_terms"] = {"idx": [0], "no_such_column": ["x"]}
-    with pytest.raises(Exception):
-        ws.ingest(prepared)
+    with pytest.raises(duckdb.Error):
+        ws.datasets.ingest(prepared)
     assert table_counts(ws) == before
 
 
 def test_filters(ws, cmeee_file):
     ingest_file(ws, cmeee_file)
-    did = ws.find_dataset("CMeEE", "dev").dataset_id
-    assert ws.query_examples(did, substring="阿莫西林").total == 1
-    assert ws.query_examples(did, regex=r"^呼吸.*肺炎").total == 1
-    assert ws.query_examples(did, types=["dru"]).total == 1
-    assert ws.query_examples(did, nested_only=True).rows["idx"].tolist() == [0]
-    assert ws.query_examples(did, predicate="n_spans >= 2 AND text_length < 20").total == 1
-    page = ws.query_examples(did, limit=2, offset=2)
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
+    assert ws.datasets.query(did, substring="阿莫西林").total == 1
+    assert ws.datasets.query(did, regex=r"^呼吸.*肺炎").total == 1
+    assert ws.datasets.query(did, types=["dru"]).total == 1
+    assert ws.datasets.query(did, nested_only=True).rows["idx"].tolist() == [0]
+    assert ws.datasets.query(did, predicate="n_spans >= 2 AND text_length < 20").total == 1
+    page = ws.datasets.query(did, limit=2, offset=2)
     assert page.total == 3 and page.rows["idx"].tolist() == [2]
 
 
@@ -110,28 +93,28 @@ def test_filters(ws, cmeee_file):
 ])
 def test_bad_predicates_are_messages_not_exceptions(ws, cmeee_file, predicate, fragment):
     ingest_file(ws, cmeee_file)
-    did = ws.find_dataset("CMeEE", "dev").dataset_id
-    page = ws.query_examples(did, predicate=predicate)
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
+    page = ws.datasets.query(did, predicate=predicate)
     assert page.error and fragment in page.error and page.total == 0
     assert table_counts(ws)["examples"] == 3
 
 
 def test_bad_regex_is_a_message(ws, cmeee_file):
     ingest_file(ws, cmeee_file)
-    did = ws.find_dataset("CMeEE", "dev").dataset_id
-    assert ws.query_examples(did, regex="([").error
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
+    assert ws.datasets.query(did, regex="([").error
 
 
 def test_cursor_sees_the_same_data(ws, cmeee_file):
     ingest_file(ws, cmeee_file)
     cur = ws.cursor()
-    assert [d.task for d in cur.datasets()] == ["CMeEE"]
+    assert [d.task for d in cur.datasets.all()] == ["CMeEE"]
 
 
 def test_second_process_gets_a_plain_message(ws, tmp_path):
     # `ws` holds the file read-write: the CLI in another process must say so, not crash.
     proc = subprocess.run([sys.executable, "-m", "cblue_core", "list", "--db", str(ws.path)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+                          capture_output=True, text=True, check=False, cwd=ROOT, timeout=120)
     assert proc.returncode == 2
     assert "open in another process" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -148,7 +131,7 @@ def test_locked_error_type(tmp_path, monkeypatch):
 
 def test_delete_dataset(ws, cmeee_file):
     ingest_file(ws, cmeee_file)
-    ws.delete_dataset(ws.find_dataset("CMeEE", "dev").dataset_id)
+    ws.datasets.delete(ws.datasets.find("CMeEE", "dev").dataset_id)
     assert all(v == 0 for v in table_counts(ws).values())
 
 
@@ -158,19 +141,19 @@ def test_ingest_real_folder_counts(tmp_path, cblue_dir):
     # other tests replace __main__.
     db = tmp_path / "real.duckdb"
     proc = subprocess.run([sys.executable, "-m", "cblue_core", "ingest", str(cblue_dir), "--db", str(db)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+                          capture_output=True, text=True, check=False, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "REFUSED" not in proc.stdout
     ws = connect(db)
-    counts = {(d.task, d.split): (d.records, d.annotations) for d in ws.datasets()}
+    counts = {(d.task, d.split): (d.records, d.annotations) for d in ws.datasets.all()}
     assert counts[("CMeEE", "dev")] == (5000, 20300)
     assert counts[("CMeIE", "dev")] == (3585, 10626)
     assert counts[("KUAKE-QQR", "dev")] == (1600, 1600)
-    assert dict((k, n) for k, _, n in ws.resources())["icd10"] == 40474
+    assert {k: n for k, _, n in ws.resources.all()}["icd10"] == 40474
     ws.close()
 
 
 def test_ingest_paths_in_process(ws, sample_data):
     outcomes = ingest_paths(ws, [sample_data / "cblue"], workers=1)
     assert outcomes and all(o.ok for o in outcomes), [o.message for o in outcomes if not o.ok]
-    assert ws.find_dataset("CMeEE", "dev").records == 25
+    assert ws.datasets.find("CMeEE", "dev").records == 25

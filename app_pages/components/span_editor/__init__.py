@@ -18,8 +18,9 @@ to its own last value as an echo (it keeps its undo stack), and any other spans 
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import streamlit.components.v1 as components
 

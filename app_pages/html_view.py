@@ -1,4 +1,4 @@
-"""Showing the renderer's HTML in a Streamlit page: the only module here that imports streamlit.
+"""Showing the core renderer's HTML in a Streamlit page (the core itself never imports streamlit).
 
 ``st.html`` (Streamlit 1.67) inserts the HTML into the page itself, not an iframe: the text
 stays selectable and searchable, the block sizes to its content, and there is no extra
@@ -10,13 +10,13 @@ iframe of fixed height, not sized to content) is therefore not needed.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import streamlit as st
 
-from ..records import Example, Span
-from ..tasks import TaskSpec
-from .example import comparison_html, example_html
+from cblue_core.records import Example, Span
+from cblue_core.render.example import comparison_html, example_html
+from cblue_core.tasks import TaskSpec
 
 
 def show_html(html: str, *, width: str | int = "stretch") -> None:

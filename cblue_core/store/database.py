@@ -1,0 +1,78 @@
+"""The one typed handle on a workspace's DuckDB connection that every store shares."""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+# Each Arrow table handed to DuckDB gets a name no other session's insert is using.
+_view_names = itertools.count()
+
+
+class Database:
+    """A DuckDB connection (or one session's cursor on it) and the file it opened."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None) -> None:
+        self.con = con
+        self.path = path
+
+    def cursor(self) -> Database:
+        """The same database on its own cursor: one per session or thread."""
+        return Database(self.con.cursor(), self.path)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> duckdb.DuckDBPyConnection:
+        return self.con.execute(sql, params) if params is not None else self.con.execute(sql)
+
+    def one(self, sql: str, params: Sequence[Any] | None = None) -> tuple[Any, ...] | None:
+        """The first row of a query, or None."""
+        return self.execute(sql, params).fetchone()
+
+    def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        """The first column of the first row; the query must return a row."""
+        row = self.one(sql, params)
+        if row is None:
+            raise LookupError(f"no row for: {sql}")
+        return row[0]
+
+    def rows(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        return self.execute(sql, params).fetchall()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Commit when the block ends normally, roll back when it raises."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            self.rollback_quietly()
+            raise
+        self.con.execute("COMMIT")
+
+    def rollback_quietly(self) -> None:
+        try:
+            self.con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # DuckDB already rolled a failed commit back
+
+    def insert_arrow(self, table: str, data: pa.Table, *, prefix_sql: str = "",
+                     params: Sequence[Any] = ()) -> None:
+        """``INSERT INTO table BY NAME SELECT {prefix_sql} * FROM data``; ``prefix_sql`` adds
+        constant columns (e.g. ``"? AS run_id,"`` with ``params``). The table is registered under
+        a fresh name rather than found by DuckDB's scan of the caller's local variables, which
+        linters and type checkers cannot see."""
+        if data.num_rows == 0:
+            return
+        view = f"_arrow_{next(_view_names)}"
+        self.con.register(view, data)
+        try:
+            self.con.execute(f"INSERT INTO {table} BY NAME SELECT {prefix_sql} * FROM {view}", list(params))
+        finally:
+            self.con.unregister(view)

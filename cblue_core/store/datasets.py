@@ -1,0 +1,339 @@
+"""Stored datasets (one per ingested file) and their examples."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pyarrow as pa
+
+from ..io.codecs import DecodeContext, codec_for
+from ..io.errors import short_error
+from ..io.offsets import EXCLUSIVE, INCLUSIVE
+from ..io.validate import LoadedDataset, ValidationReport
+from ..records import Example
+from ..tasks import TaskSpec, get_task
+from .database import Database
+from .errors import WorkspaceError
+from .schema import EXAMPLE_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .stats import DatasetStats
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    dataset_id: int
+    task: str
+    split: str
+    name: str
+    source: str
+    records: int
+    annotations: int
+    offset_convention: str
+    sha256: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    dataset_id: int
+    created: bool          # False when the same content was already in the workspace
+    records: int
+    message: str
+
+
+@dataclass(frozen=True)
+class ExamplePage:
+    total: int
+    rows: pd.DataFrame     # EXAMPLE_COLUMNS of the page's examples
+    error: str | None = None
+
+
+Decoder = Callable[[str, int], Example]
+
+
+class DatasetStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # ------------------------------------------------------------------ writing
+    def find_by_hash(self, task: str, split: str, sha256: str) -> int | None:
+        row = self.db.one("SELECT dataset_id FROM datasets WHERE task=? AND split=? AND sha256=?",
+                          [task, split, sha256])
+        return int(row[0]) if row else None
+
+    def ingest(self, loaded: LoadedDataset | PreparedDataset, name: str | None = None,
+               source: str | None = None, split: str | None = None) -> IngestResult:
+        """Store a validated dataset in one transaction; the same content twice is not duplicated."""
+        prepared = loaded if isinstance(loaded, PreparedDataset) else prepare(loaded)
+        rep = prepared.report
+        if not rep.ok:
+            raise WorkspaceError(f"{rep.file} was refused by validation; nothing was stored")
+        split = split or rep.split or "dev"
+        existing = self.find_by_hash(rep.task, split, rep.sha256)
+        if existing is not None:
+            return IngestResult(existing, False, rep.records,
+                                f"{rep.file} is already in the workspace (dataset {existing})")
+        tables = prepared.tables()
+        n = tables["examples"].num_rows
+        with self.db.transaction():
+            dataset_id = int(self.db.scalar(
+                "INSERT INTO datasets (task, split, name, source, sha256, container, offset_convention,"
+                " records, annotations, report) VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING dataset_id",
+                [rep.task, split, name or Path(rep.file).name, source or rep.file, rep.sha256,
+                 rep.container, rep.offset_convention, n, rep.annotations,
+                 json.dumps(rep.to_json(), ensure_ascii=False)]))
+            for table, arrow in tables.items():
+                self.db.insert_arrow(table, arrow, prefix_sql="? AS dataset_id,", params=[dataset_id])
+        return IngestResult(dataset_id, True, n,
+                            f"stored {n} records of {rep.task} {split} as dataset {dataset_id}")
+
+    def delete(self, dataset_id: int) -> None:
+        """Remove a dataset with its gold, annotation history and runs."""
+        with self.db.transaction():
+            self.db.execute("DELETE FROM gold_version_heads WHERE version_id IN "
+                            "(SELECT version_id FROM gold_versions WHERE dataset_id=?)", [dataset_id])
+            for table in ("gold_spans", "gold_triples", "gold_terms", "examples", "annotation_events",
+                          "gold_versions"):
+                self.db.execute(f"DELETE FROM {table} WHERE dataset_id=?", [dataset_id])
+            for table in ("predictions", "errors"):
+                self.db.execute(f"DELETE FROM {table} WHERE run_id IN "
+                                "(SELECT run_id FROM runs WHERE dataset_id=?)", [dataset_id])
+            self.db.execute("DELETE FROM runs WHERE dataset_id=?", [dataset_id])
+            self.db.execute("DELETE FROM datasets WHERE dataset_id=?", [dataset_id])
+
+    # ------------------------------------------------------------------ reading
+    def all(self, task: str | None = None) -> list[DatasetInfo]:
+        sql = ("SELECT dataset_id, task, split, name, source, records, annotations, offset_convention,"
+               " sha256, CAST(created_at AS VARCHAR) FROM datasets")
+        params: list[Any] = []
+        if task:
+            sql += " WHERE task = ?"
+            params.append(task)
+        sql += " ORDER BY task, split, dataset_id"
+        return [DatasetInfo(*row) for row in self.db.rows(sql, params)]
+
+    def get(self, dataset_id: int) -> DatasetInfo | None:
+        return next((d for d in self.all() if d.dataset_id == dataset_id), None)
+
+    def find(self, task: str, split: str) -> DatasetInfo | None:
+        """The most recently ingested dataset for a task split."""
+        matches = [d for d in self.all(task) if d.split == split]
+        return matches[-1] if matches else None
+
+    def report(self, dataset_id: int) -> dict[str, Any]:
+        row = self.db.one("SELECT report FROM datasets WHERE dataset_id=?", [dataset_id])
+        return dict(json.loads(row[0])) if row and row[0] else {}
+
+    def container(self, dataset_id: int) -> str | None:
+        """The container the dataset's file had ("array", "lines", "object", "tsv")."""
+        row = self.db.one("SELECT container FROM datasets WHERE dataset_id=?", [dataset_id])
+        return str(row[0]) if row and row[0] is not None else None
+
+    def task_of(self, dataset_id: int) -> TaskSpec:
+        row = self.db.one("SELECT task FROM datasets WHERE dataset_id=?", [dataset_id])
+        if not row:
+            raise ValueError(f"no dataset {dataset_id} in the workspace")
+        return get_task(row[0])
+
+    def decoder(self, dataset_id: int) -> Decoder:
+        """Stored JSON text of a record -> its typed Example, by the dataset's task codec."""
+        row = self.db.one("SELECT task, name, offset_convention FROM datasets WHERE dataset_id=?",
+                          [dataset_id])
+        if not row:
+            raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
+        task = get_task(row[0])
+        conv = row[2] if row[2] in (INCLUSIVE, EXCLUSIVE) else INCLUSIVE
+        ctx = DecodeContext(row[1], task, conv)
+        codec = codec_for(task)
+
+        def decode(raw: str, idx: int) -> Example:
+            return codec.decode(json.loads(raw), idx, ctx)
+        return decode
+
+    def example(self, dataset_id: int, idx: int) -> Example | None:
+        row = self.db.one("SELECT raw FROM examples WHERE dataset_id=? AND idx=?", [dataset_id, idx])
+        return self.decoder(dataset_id)(row[0], idx) if row else None
+
+    def examples(self, dataset_id: int) -> list[Example]:
+        decode = self.decoder(dataset_id)
+        rows = self.db.rows("SELECT idx, raw FROM examples WHERE dataset_id=? ORDER BY idx", [dataset_id])
+        return [decode(raw, idx) for idx, raw in rows]
+
+    def examples_at(self, dataset_id: int, idxs: Iterable[int]) -> dict[int, Example]:
+        """Some examples by record number."""
+        wanted = sorted(set(idxs))
+        if not wanted:
+            return {}
+        decode = self.decoder(dataset_id)
+        rows = self.db.rows("SELECT idx, raw FROM examples WHERE dataset_id=? AND list_contains(?, idx)",
+                            [dataset_id, wanted])
+        return {i: decode(raw, i) for i, raw in rows}
+
+    def query(self, dataset_id: int, *, substring: str = "", regex: str = "",
+              types: Iterable[str] = (), nested_only: bool = False, predicate: str = "",
+              limit: int = 50, offset: int = 0) -> ExamplePage:
+        """Filter a dataset's examples; a bad regex or SQL predicate comes back as ``error``."""
+        where = ["dataset_id = ?"]
+        params: list[Any] = [dataset_id]
+        if substring:
+            where.append("(contains(text, ?) OR contains(coalesce(text2, ''), ?) OR contains(key, ?))")
+            params += [substring, substring, substring]
+        if regex:
+            where.append("(regexp_matches(text, ?) OR regexp_matches(coalesce(text2, ''), ?))")
+            params += [regex, regex]
+        wanted_types = list(types)
+        if wanted_types:
+            where.append("list_has_any(types, ?)")
+            params.append(wanted_types)
+        if nested_only:
+            where.append("nesting_depth > 1")
+        if predicate.strip():
+            problem = check_predicate(self.db.con, predicate)
+            if problem:
+                return ExamplePage(0, _empty_frame(), problem)
+            where.append(f"({predicate})")
+        cols = ", ".join(EXAMPLE_COLUMNS)
+        base = f"SELECT {cols} FROM examples WHERE {' AND '.join(where)}"
+        try:
+            total = int(self.db.scalar(f"SELECT count(*) FROM ({base})", params))
+            frame = self.db.execute(f"{base} ORDER BY idx LIMIT {int(limit)} OFFSET {int(offset)}",
+                                    params).df()
+        except duckdb.Error as exc:
+            return ExamplePage(0, _empty_frame(), short_error(exc))
+        return ExamplePage(total, frame)
+
+    def stats(self, dataset_id: int) -> DatasetStats:
+        from .stats import compute_stats
+
+        return compute_stats(self.db.con, dataset_id)
+
+
+_COLUMN_TYPES = {"idx": pa.int32(), "turn": pa.int32(), "start_pos": pa.int32(), "end_pos": pa.int32(),
+                 "combined": pa.bool_(), "types": pa.list_(pa.string())}
+
+
+@dataclass
+class PreparedDataset:
+    """A validated dataset as plain column lists per table, ready to insert. Built without a
+    database, so that several files are prepared in parallel processes; the Arrow tables are
+    made only where they are inserted, because pyarrow's list conversion imports pandas and
+    that import alone costs each worker process about a second."""
+
+    report: ValidationReport
+    columns: dict[str, dict[str, list[Any]]]
+
+    def tables(self) -> dict[str, pa.Table]:
+        return {name: pa.table({k: pa.array(v, type=_column_type(k, v)) for k, v in cols.items()})
+                for name, cols in self.columns.items()}
+
+
+def _column_type(name: str, values: list[Any]) -> pa.DataType | None:
+    if name in _COLUMN_TYPES:
+        return _COLUMN_TYPES[name]
+    if not values or values[0] is None or isinstance(values[0], str):
+        return pa.string()
+    return None   # let Arrow infer (integer counts)
+
+
+def prepare(loaded: LoadedDataset) -> PreparedDataset:
+    ex_cols: dict[str, list[Any]] = {c: [] for c in (
+        "idx", "key", "text", "text2", "label", "target", "sub_task", "types", "n_spans",
+        "n_triples", "n_terms", "n_events", "n_turns", "nesting_depth", "text_length", "raw")}
+    spans: dict[str, list[Any]] = {c: [] for c in ("idx", "turn", "start_pos", "end_pos", "type", "mention")}
+    triples: dict[str, list[Any]] = {c: [] for c in ("idx", "subject", "predicate", "object",
+                                                     "subject_type", "object_type", "combined")}
+    terms: dict[str, list[Any]] = {"idx": [], "term": []}
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    texts = loaded.raw_texts  # the file's own JSON text of each record: no re-serialising
+    c = ex_cols
+    for ex in loaded.examples:
+        i = ex.index
+        turns = ex.turns
+        text = ex.text or ("\n".join(t.text for t in turns) if turns else "")
+        n_spans = len(ex.spans) + (sum(len(t.spans) for t in turns) if turns else 0)
+        meta = ex.meta
+        c["idx"].append(i)
+        c["key"].append(ex.key)
+        c["text"].append(text)
+        c["text2"].append(ex.text2)
+        c["label"].append(ex.label)
+        c["target"].append(ex.target)
+        c["sub_task"].append((meta.get("task_dataset") or meta.get("scenario")) if meta else None)
+        c["types"].append(_types_of(ex))
+        c["n_spans"].append(n_spans)
+        c["n_triples"].append(len(ex.triples))
+        c["n_terms"].append(len(ex.terms))
+        c["n_events"].append(len(ex.events))
+        c["n_turns"].append(len(turns))
+        c["nesting_depth"].append(ex.depth)
+        c["text_length"].append(len(text))
+        c["raw"].append(texts[i] if texts is not None else dumps(ex.raw))
+        if n_spans:
+            for turn_no, span_list in [(-1, ex.spans)] + [(n, t.spans) for n, t in enumerate(turns)]:
+                for sp in span_list:
+                    spans["idx"].append(i)
+                    spans["turn"].append(turn_no)
+                    spans["start_pos"].append(sp.start)
+                    spans["end_pos"].append(sp.end)
+                    spans["type"].append(sp.type)
+                    spans["mention"].append(sp.text)
+        for t in ex.triples:
+            for k, v in zip(triples, (i, t.subject, t.predicate, t.object, t.subject_type,
+                                      t.object_type, t.combined)):
+                triples[k].append(v)
+        for term in ex.terms:
+            terms["idx"].append(i)
+            terms["term"].append(term)
+    return PreparedDataset(loaded.report, {"examples": ex_cols, "gold_spans": spans,
+                                           "gold_triples": triples, "gold_terms": terms})
+
+
+def _types_of(ex: Example) -> list[str]:
+    if not (ex.spans or ex.triples or ex.turns or ex.events):
+        return [ex.label] if ex.label not in (None, "") else []
+    types = {s.type for s in ex.spans} | {t.predicate for t in ex.triples}
+    for turn in ex.turns:
+        types |= {s.type for s in turn.spans}
+        if turn.act:
+            types.add(turn.act)
+    types |= {e.tendency or "(present)" for e in ex.events}
+    if ex.label:
+        types.add(ex.label)
+    return sorted(types)
+
+
+def _empty_frame() -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(columns=list(EXAMPLE_COLUMNS))
+
+
+def check_predicate(con: duckdb.DuckDBPyConnection, predicate: str) -> str | None:
+    """Why a user's WHERE predicate is not acceptable, or None.
+
+    It must be a single boolean expression: no second statement, no subquery reaching other
+    tables, and only the example columns listed in EXAMPLE_COLUMNS.
+    """
+    probe = f"SELECT count(*) FROM examples WHERE ({predicate})"
+    try:
+        statements = con.extract_statements(probe)
+    except duckdb.Error as exc:
+        return f"SQL error: {short_error(exc)}"
+    if len(statements) != 1:
+        return "the filter must be one expression (no ';' or second statement)"
+    lowered = predicate.lower()
+    for word in ("select", "from ", "read_", "copy", "attach", "pragma", "install", "load "):
+        if word in lowered:
+            return f"the filter may only use the example columns ({', '.join(EXAMPLE_COLUMNS)}); found {word.strip()!r}"
+    try:
+        con.execute(f"EXPLAIN {probe}")
+    except duckdb.Error as exc:
+        return f"SQL error: {short_error(exc)}"
+    return None
