@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import available_models, device_choice, load_model, model_failure, workspace
+from app_pages.common import available_models, device_choice, load_model, md, model_failure, workspace
 from cblue_core.models.base import model_input
 from cblue_core.privacy import find_identifiers
 from cblue_core.records import Example
@@ -31,7 +31,11 @@ if demo:
 else:
     st.title("Live prediction")
 
-models = [m for m in available_models() if m.ok and m.task]
+found = available_models()
+unusable = [m for m in found if not m.ok and m.source == "user"]
+if unusable and not demo:
+    st.warning("Some model folders cannot be used: " + "; ".join(md(m.problem) for m in unusable))
+models = [m for m in found if m.ok and m.task]
 if not models:
     st.error("No model is available: the built-in models are missing from models/, and no user "
              "folder is set (sidebar or $CBLUE_STUDIO_MODELS).")

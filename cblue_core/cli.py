@@ -26,13 +26,15 @@ def cmd_validate(args) -> int:
         try:
             rows = reader(path)
         except FileRefused as refused:
+            errors = [str(d) for d in refused.defects]
             out = {"file": str(path), "task": kind, "records": 0, "annotations": 0,
-                   "offset_convention": "none", "warnings": [], "errors": [str(d) for d in refused.defects]}
-            _print_json(out) if args.json else print(f"{path}: REFUSED\n  " + "\n  ".join(out["errors"]))
+                   "offset_convention": "none", "warnings": [], "errors": errors}
+            _print_json(out) if args.json else print(f"{path}: REFUSED\n  " + "\n  ".join(errors))
             return 1
-        out = {"file": str(path), "task": kind, "records": len(rows), "annotations": len(rows),
+        n = len(rows)
+        out = {"file": str(path), "task": kind, "records": n, "annotations": n,
                "offset_convention": "none", "warnings": [], "errors": []}
-        _print_json(out) if args.json else print(f"{path}: ok; reference list {kind}, {len(rows)} rows")
+        _print_json(out) if args.json else print(f"{path}: ok; reference list {kind}, {n} rows")
         return 0
     loaded = validate(path, args.task, strict=args.strict)
     rep = loaded.report

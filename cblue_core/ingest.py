@@ -113,7 +113,7 @@ def ingest_paths(ws: Workspace, paths: list[str | Path], task: str | None = None
             files.append(p)
     for f in files:
         # A file can serve several tasks (the IMCS-V2 dialogues): one dataset per task.
-        names = [task] if task or resource_kind(f) else [t.name for t in infer_tasks(f)] or [None]
+        names: list[str | None] = [task] if task or resource_kind(f) else [t.name for t in infer_tasks(f)] or [None]
         jobs.extend((f, name) for name in names)
     if workers is None:
         total = sum(f.stat().st_size for f in files if f.exists())

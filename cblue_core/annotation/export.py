@@ -115,8 +115,9 @@ def _example(task: TaskSpec, rec: dict, pos: int, text: str, text2: str = "", **
     key = rec.get("cblue_key")
     if key is None:
         key = text if task.key_field == "text" else str(index)
-    meta = rec.get("cblue_meta") if isinstance(rec.get("cblue_meta"), dict) else {}
-    return Example(key=str(key), index=index, text=text, text2=text2, meta=dict(meta), **fields)
+    meta = rec.get("cblue_meta")
+    return Example(key=str(key), index=index, text=text, text2=text2,
+                   meta=dict(meta) if isinstance(meta, dict) else {}, **fields)
 
 
 def _entities(ex: Example, strict: bool = True
@@ -392,7 +393,7 @@ def _ls_results(task: TaskSpec, kind: str, ex: Example, strict: bool = True) -> 
                             "value": {"start": start, "end": start + len(mention), "text": mention,
                                       "labels": [typ]}})
         for t in placed:
-            rel = {"from_id": f"T{where[(t.subject, t.subject_type)] + 1}",
+            rel: dict[str, Any] = {"from_id": f"T{where[(t.subject, t.subject_type)] + 1}",
                    "to_id": f"T{where[(t.object, t.object_type)] + 1}",
                    "type": "relation", "direction": "right", "labels": [t.predicate]}
             if t.combined is not None:
@@ -454,7 +455,8 @@ def from_label_studio(task: TaskSpec, text: str, *, source: str = "annotations")
         done = [a for a in item.get(source) or [] if not a.get("was_cancelled")]
         results = done[-1].get("result", []) if done else []
         regions: dict[str, Span] = {}
-        triples, choices = [], []
+        triples: list[Triple] = []
+        choices: list[str] = []
         for r in results:
             rtype = r.get("type")
             if rtype == "labels":

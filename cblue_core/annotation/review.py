@@ -158,10 +158,13 @@ def _all_runs_wrong(ws, task, gold: list[Example], edited: set[int], runs) -> li
         per_run.append(counts)
     out = []
     for g in gold:
-        shares, cats = [], Counter()
+        shares: list[float] = []
+        cats: Counter[str] = Counter()
         for counts in per_run:
             c = counts.get(g.index)
-            wrong = sum(n for k, n in c.items() if k not in CORRECT) if c else 0
+            if not c:
+                break
+            wrong = sum(n for k, n in c.items() if k not in CORRECT)
             if not wrong:
                 break
             shares.append(wrong / sum(c.values()))

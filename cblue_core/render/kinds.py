@@ -102,7 +102,7 @@ def render_dialogue(ex: Example, task: TaskSpec, ctx: RenderContext) -> str:
         present = {str(s.type) for s in spans}
         known = [lab for lab in span_labels if lab.code in present]
         rest = sorted(present - {lab.code for lab in known})
-        out.append(legend_body(known + rest, order=span_labels))
+        out.append(legend_body([*known, *rest], order=span_labels))
         drawn = set(spans)
         out.append(marks_legend_body(str(v) for k, v in ctx.marks.items() if k in drawn))
     if ex.terms:

@@ -96,7 +96,11 @@ def test_missing_model_folder_is_a_message(app, monkeypatch, tmp_path):
     at = app()
     at.run()
     at.switch_page("app_pages/live.py").run()
-    assert not at.exception
+    assert not at.exception and not at.error
+    warning, = [w.value for w in at.warning]
+    assert "folder not found" in warning and "nowhere" in warning
+    # the built-in models stay usable beside the broken folder
+    assert len(at.selectbox(key="live_task").options) == 8
 
 
 @pytest.mark.skipif(not (Path(APP).parent / "models" / "cmeie" / "model_card.json").is_file(),
