@@ -39,8 +39,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("resident_id", re.compile(r"(?<![\dA-Za-z])(\d{17}[\dXx]|\d{6}\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3})(?![\dA-Za-z])")),
     ("phone", re.compile(r"(?<!\d)(?:\+?86[- ]?)?1[3-9]\d[- ]?\d{4}[- ]?\d{4}(?!\d)")),
     ("phone", re.compile(r"(?<!\d)0\d{2,3}-\d{7,8}(?!\d)")),
+    # Every repetition is bounded: with `\s*[:：#]?\s*` a keyword followed by a long run of
+    # spaces made the engine try every split of the run between the two `\s*` (quadratic:
+    # 40,000 spaces took 18 s). Bounded runs keep the work per starting position constant.
     ("record_number", re.compile(
-        r"(?:住院号|病案号|病历号|门诊号|就诊卡号|医保卡号|床号|登记号|ID号|MRN)\s*[:：#]?\s*[A-Za-z]*\d[\dA-Za-z-]{3,}")),
+        r"(?:住院号|病案号|病历号|门诊号|就诊卡号|医保卡号|床号|登记号|ID号|MRN)"
+        r"\s{0,3}[:：#]?\s{0,3}[A-Za-z]{0,10}\d[\dA-Za-z-]{3,40}")),
 )
 
 

@@ -1,6 +1,8 @@
 """Identifier warnings for the demo mode."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from cblue_core.privacy import find_identifiers, resident_id_valid
@@ -36,3 +38,51 @@ def test_detects(text, kind):
 ])
 def test_clinical_numbers_are_not_identifiers(text):
     assert find_identifiers(text) == []
+
+
+# Inputs that made the record-number pattern backtrack: each must take linear time.
+_N = 100_000
+ADVERSARIAL = {
+    "keyword_then_spaces": "住院号" + " " * _N,
+    "spaces_both_sides_of_colon": "住院号" + " " * (_N // 2) + "：" + " " * (_N // 2),
+    "digits": "1" * _N,
+    "repeated_keyword_colon": "住院号:" * (_N // 4),
+    "repeated_keyword_spaces_colon": ("病案号   :   ") * (_N // 10),
+    "keyword_then_letters": "MRN" + "a" * _N,
+    "keyword_then_alnum": "住院号" + "a1-" * (_N // 3),
+    "mixed": ("住院号 : 1 1 1 病案号#a- 138 0" + " " * 20 + "1" * 20) * (_N // 60),
+    "id_like_runs": ("1" * 17 + "X ") * (_N // 19),
+}
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_linear_on_adversarial_input(text):
+    start = time.perf_counter()
+    find_identifiers(text)
+    elapsed = time.perf_counter() - start
+    print(f"{len(text):,} characters in {elapsed * 1000:.1f} ms")
+    assert elapsed < 1.0  # about 0.03 s here; generous because the machine is shared
+
+
+@pytest.mark.parametrize("padding", [
+    " " * _N,
+    "住院号" + " " * _N,          # a keyword followed by a long run of spaces
+    "1" * _N + " ",
+    "住院号:" * (_N // 4),
+])
+def test_real_hit_after_long_padding(padding):
+    text = padding + "住院号：ZY2023001234，入院诊断肺炎。"
+    hits = find_identifiers(text)
+    assert [h.kind for h in hits] == ["record_number"]
+    assert hits[0].text == "住院号：ZY2023001234"
+    assert hits[0].start == len(padding)
+
+
+def test_spacing_around_the_colon_still_detected():
+    for text in ("住院号 ： ZY2023001234", "病案号#88231456", "MRN:  A12345"):
+        assert [h.kind for h in find_identifiers(text)] == ["record_number"], text
+
+
+def test_phone_after_long_digit_run():
+    text = "1" * _N + " 联系电话13812345678"
+    assert [(h.kind, h.text) for h in find_identifiers(text)] == [("phone", "13812345678")]

@@ -32,8 +32,10 @@ class Database:
         return self.con.execute(sql, params) if params is not None else self.con.execute(sql)
 
     def one(self, sql: str, params: Sequence[Any] | None = None) -> tuple[Any, ...] | None:
-        """The first row of a query, or None."""
-        return self.execute(sql, params).fetchone()
+        """The first row of a query, or None. The result is read to its end: DuckDB refuses
+        other work on a connection whose last result is unfinished."""
+        rows = self.execute(sql, params).fetchmany(2)
+        return rows[0] if rows else None
 
     def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
         """The first column of the first row; the query must return a row."""
@@ -44,6 +46,9 @@ class Database:
 
     def rows(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
         return self.execute(sql, params).fetchall()
+
+    def arrow(self, sql: str, params: Sequence[Any] = ()) -> pa.Table:
+        return self.con.sql(sql, params=list(params)).to_arrow_table()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -145,7 +145,11 @@ CREATE TABLE IF NOT EXISTS slices (
 );
 """
 
-# The columns a user's SQL predicate may use on the Datasets page.
-EXAMPLE_COLUMNS = ("idx", "key", "text", "text2", "label", "target", "sub_task", "types",
-                   "n_spans", "n_triples", "n_terms", "n_events", "n_turns", "nesting_depth",
-                   "text_length")
+# The columns a user's SQL predicate may use (Datasets filter, saved slices), with their types.
+EXAMPLE_COLUMN_TYPES = {
+    "idx": "INTEGER", "key": "VARCHAR", "text": "VARCHAR", "text2": "VARCHAR", "label": "VARCHAR",
+    "target": "VARCHAR", "sub_task": "VARCHAR", "types": "VARCHAR[]", "n_spans": "INTEGER",
+    "n_triples": "INTEGER", "n_terms": "INTEGER", "n_events": "INTEGER", "n_turns": "INTEGER",
+    "nesting_depth": "INTEGER", "text_length": "INTEGER",
+}
+EXAMPLE_COLUMNS = tuple(EXAMPLE_COLUMN_TYPES)

@@ -1,14 +1,19 @@
-"""Saved slices: a name and a SQL predicate over the example columns, reusable across runs
-."""
+"""Saved slices: a name and a SQL predicate over the example columns, reusable across runs.
+
+A predicate is checked when it is saved and again whenever it is used (a slice saved by an
+older version, or written into the file by hand, gets no trust): both go through the same
+allow-list and sandbox as the Datasets filter (:mod:`cblue_core.store.user_sql`).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import duckdb
-
-from ..io.errors import short_error
 from .database import Database
-from .datasets import check_predicate
+from .datasets import DatasetStore
+from .schema import EXAMPLE_COLUMN_TYPES
+from .user_sql import PredicateRefused, parse_predicate
+
+MAX_NAME_LENGTH = 200
 
 
 @dataclass(frozen=True)
@@ -19,27 +24,31 @@ class Slice:
 
 
 class SliceError(ValueError):
-    """A slice predicate that cannot be used; the message says why."""
+    """A slice that cannot be saved or used; the message says why."""
 
 
 class SliceStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, datasets: DatasetStore) -> None:
         self.db = db
+        self.datasets = datasets
 
     def save(self, name: str, predicate: str, task: str | None = None) -> Slice:
         name = name.strip()
         if not name:
             raise SliceError("a slice needs a name")
-        problem = check_predicate(self.db.con, predicate)
-        if problem:
-            raise SliceError(problem)
+        if len(name) > MAX_NAME_LENGTH:
+            raise SliceError(f"a slice name has at most {MAX_NAME_LENGTH} characters")
+        try:
+            parse_predicate(predicate, EXAMPLE_COLUMN_TYPES)
+        except PredicateRefused as exc:
+            raise SliceError(str(exc)) from None
         self.db.execute("INSERT OR REPLACE INTO slices (name, task, predicate) VALUES (?,?,?)",
-                         [name, task, predicate])
+                        [name, task, predicate])
         return Slice(name, task, predicate)
 
     def all(self, task: str | None = None) -> list[Slice]:
-        rows = self.db.execute("SELECT name, task, predicate FROM slices WHERE task IS NULL OR task = ?"
-                                " OR ? IS NULL ORDER BY name", [task, task]).fetchall()
+        rows = self.db.rows("SELECT name, task, predicate FROM slices WHERE task IS NULL OR task = ?"
+                            " OR ? IS NULL ORDER BY name", [task, task])
         return [Slice(*r) for r in rows]
 
     def delete(self, name: str) -> None:
@@ -47,12 +56,7 @@ class SliceStore:
 
     def indices(self, dataset_id: int, predicate: str) -> list[int]:
         """Record numbers of a dataset's examples that satisfy the predicate."""
-        problem = check_predicate(self.db.con, predicate)
-        if problem:
-            raise SliceError(problem)
         try:
-            rows = self.db.execute(f"SELECT idx FROM examples WHERE dataset_id = ? AND ({predicate})"
-                                    " ORDER BY idx", [dataset_id]).fetchall()
-        except duckdb.Error as exc:
-            raise SliceError(short_error(exc)) from None
-        return [r[0] for r in rows]
+            return self.datasets.matching(dataset_id, predicate)
+        except PredicateRefused as exc:
+            raise SliceError(str(exc)) from None

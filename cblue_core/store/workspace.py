@@ -64,7 +64,7 @@ class Workspace:
         self.datasets = DatasetStore(db)
         self.resources = ResourceStore(db)
         self.runs = RunStore(db)
-        self.slices = SliceStore(db)
+        self.slices = SliceStore(db, self.datasets)
         self.annotations = AnnotationStore(db, self.datasets, self.resources)
 
     @property

@@ -86,16 +86,20 @@ def test_filters(ws, cmeee_file):
 
 
 @pytest.mark.parametrize("predicate, fragment", [
-    ("no_such_column > 1", "SQL error"),
-    ("1=1); DROP TABLE examples; --", "one expression"),
-    ("idx IN (SELECT dataset_id FROM datasets)", "only use the example columns"),
-    ("text = read_text('/etc/passwd')", "only use the example columns"),
+    ("no_such_column > 1", "unknown column 'no_such_column'"),
+    ("1=1); DROP TABLE examples; --", "syntax error"),
+    ("idx IN (SELECT dataset_id FROM datasets)", "subqueries"),
+    ("text = read_text('/etc/passwd')", "function 'read_text' is not allowed"),
+    ("1=1) OR (1=1", None),
 ])
 def test_bad_predicates_are_messages_not_exceptions(ws, cmeee_file, predicate, fragment):
     ingest_file(ws, cmeee_file)
     did = ws.datasets.find("CMeEE", "dev").dataset_id
     page = ws.datasets.query(did, predicate=predicate)
-    assert page.error and fragment in page.error and page.total == 0
+    if fragment is None:     # accepted, but only as one boolean inside this dataset
+        assert page.error is None and page.total == 3
+    else:
+        assert page.error and fragment in page.error and page.total == 0
     assert table_counts(ws)["examples"] == 3
 
 
