@@ -1,6 +1,7 @@
 """The workspace schema. Every table and column the product stores is declared here."""
 
-SCHEMA_VERSION = 1
+# 1: the first schema; 2: the marker names the application (see versioning.py).
+SCHEMA_VERSION = 2
 
 DDL = """
 CREATE SEQUENCE IF NOT EXISTS dataset_ids START 1;

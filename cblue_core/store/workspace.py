@@ -12,14 +12,14 @@ from pathlib import Path
 
 import duckdb
 
-from .annotations import ANNOTATION_DDL, AnnotationStore
+from .annotations import AnnotationStore
 from .database import Database
 from .datasets import DatasetStore
 from .errors import WorkspaceError, WorkspaceLocked
 from .resources import ResourceStore
 from .runs import RunStore
-from .schema import DDL, SCHEMA_VERSION
 from .slices import SliceStore
+from .versioning import prepare_workspace
 
 ENV_DB = "CBLUE_STUDIO_DB"
 
@@ -34,11 +34,17 @@ def default_db_path() -> Path:
 
 def connect(path: str | Path | None = None, read_only: bool = False) -> Workspace:
     """Open (creating if needed) the workspace database at ``path``: by default the one
-    :func:`default_db_path` names; ``":memory:"`` for a throwaway in-memory workspace."""
+    :func:`default_db_path` names; ``":memory:"`` for a throwaway in-memory workspace.
+
+    A file that is not a CBLUE Studio workspace is refused untouched; an older workspace is
+    migrated (see :mod:`cblue_core.store.versioning`). ``read_only`` opens an existing,
+    current workspace without writing anything, and refuses a missing file."""
     if path is None:
         path = default_db_path()
     target = Path(path) if path != ":memory:" else None
-    if target is not None:
+    if target is not None and read_only and not target.is_file():
+        raise WorkspaceError(f"no workspace at {target} (read-only mode opens an existing one only)")
+    if target is not None and not read_only:
         target.parent.mkdir(parents=True, exist_ok=True)
     try:
         con = duckdb.connect(str(target) if target else ":memory:", read_only=read_only)
@@ -50,17 +56,21 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> Workspac
                 "DuckDB allows only one process to open it: stop that process, or use another "
                 f"workspace with --db or ${ENV_DB}.") from None
         raise WorkspaceError(f"cannot open the workspace {target}: {msg}") from None
-    ws = Workspace(Database(con, target))
-    if not read_only:
-        ws.ensure_schema()
-    return ws
+    db = Database(con, target)
+    try:
+        prepare_workspace(db, where=str(target or "the in-memory workspace"), read_only=read_only)
+    except BaseException:
+        db.close()
+        raise
+    return Workspace(db, read_only=read_only)
 
 
 class Workspace:
     """A workspace database and its stores, all on one connection (or one session's cursor)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, read_only: bool = False) -> None:
         self.db = db
+        self.read_only = read_only
         self.datasets = DatasetStore(db)
         self.resources = ResourceStore(db)
         self.runs = RunStore(db)
@@ -73,12 +83,7 @@ class Workspace:
 
     def cursor(self) -> Workspace:
         """The same workspace on its own cursor (one per session or thread)."""
-        return Workspace(self.db.cursor())
+        return Workspace(self.db.cursor(), read_only=self.read_only)
 
     def close(self) -> None:
         self.db.close()
-
-    def ensure_schema(self) -> None:
-        self.db.execute(DDL)
-        self.db.execute(ANNOTATION_DDL)
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])

@@ -1,0 +1,147 @@
+"""Which database files are CBLUE Studio workspaces, and bringing older ones up to date.
+
+A workspace carries a marker in its ``meta`` table: ``app = 'cblue-studio'`` and the
+``schema_version`` its tables follow. Opening a file:
+
+* an empty file (no tables) becomes a new workspace;
+* a file with the marker at the current version opens as it is;
+* a file with the marker at an older version is migrated in one transaction;
+* a file without the marker is adopted (marker written) only when its tables are exactly the
+  current schema's (a workspace written before the marker existed); any other DuckDB file is
+  refused untouched, so the app never adds its tables to another program's database.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .annotations import ANNOTATION_DDL
+from .database import Database
+from .errors import WorkspaceError
+from .schema import DDL, SCHEMA_VERSION
+
+APP_MARKER = "cblue-studio"
+
+
+@dataclass(frozen=True)
+class SchemaState:
+    tables: frozenset[str]
+    app: str | None
+    version: int | None
+
+
+def schema_state(db: Database) -> SchemaState:
+    tables = frozenset(str(r[0]) for r in db.rows(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"))
+    app = version = None
+    if "meta" in tables:
+        marks = {str(k): str(v) for k, v in db.rows("SELECT key, value FROM meta")}
+        app = marks.get("app")
+        raw = marks.get("schema_version")
+        version = int(raw) if raw is not None and raw.isdigit() else None
+    return SchemaState(tables, app, version)
+
+
+def expected_columns() -> dict[str, list[tuple[str, str]]]:
+    """The current schema's tables and their (column, type), from a scratch in-memory database."""
+    import duckdb
+
+    scratch = Database(duckdb.connect(":memory:"), None)
+    try:
+        create_schema(scratch)
+        return table_columns(scratch)
+    finally:
+        scratch.close()
+
+
+def table_columns(db: Database) -> dict[str, list[tuple[str, str]]]:
+    out: dict[str, list[tuple[str, str]]] = {}
+    for table, column, dtype in db.rows(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns"
+            " WHERE table_schema = 'main' ORDER BY table_name, ordinal_position"):
+        out.setdefault(str(table), []).append((str(column), str(dtype)))
+    return out
+
+
+def create_schema(db: Database) -> None:
+    db.execute(DDL)
+    db.execute(ANNOTATION_DDL)
+    _write_marker(db, SCHEMA_VERSION)
+
+
+def _write_marker(db: Database, version: int) -> None:
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('app', ?)", [APP_MARKER])
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(version)])
+
+
+def _v1_to_v2(db: Database) -> None:
+    """Version 2 names the application in the marker; the tables are unchanged."""
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('app', ?)", [APP_MARKER])
+
+
+# from-version -> the step to the next version; each step runs inside the migration's transaction.
+MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2}
+
+
+def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
+    """Make ``db`` a current workspace, or raise :class:`WorkspaceError` having changed nothing."""
+    state = schema_state(db)
+    if not state.tables:
+        if read_only:
+            raise WorkspaceError(f"{where} holds no workspace (read-only mode does not create one)")
+        with db.transaction():
+            create_schema(db)
+        return
+    if state.app is None and state.version is None:
+        _adopt(db, where, read_only)
+        return
+    if state.app not in (None, APP_MARKER) or state.version is None:
+        raise WorkspaceError(f"{where} is not a CBLUE Studio workspace (its marker says "
+                             f"{state.app or 'nothing'}); nothing was changed")
+    if state.version > SCHEMA_VERSION:
+        raise WorkspaceError(f"{where} was written by a newer CBLUE Studio (schema {state.version}, "
+                             f"this one reads up to {SCHEMA_VERSION}); nothing was changed")
+    if state.version == SCHEMA_VERSION and state.app == APP_MARKER:
+        if not read_only:
+            # Tables a newer build of this version added (CREATE ... IF NOT EXISTS) appear here.
+            db.execute(DDL)
+            db.execute(ANNOTATION_DDL)
+        return
+    if read_only:
+        raise WorkspaceError(f"{where} uses the older schema {state.version}: open it once without "
+                             "read-only mode to migrate it")
+    migrate(db, state.version)
+
+
+def migrate(db: Database, from_version: int) -> None:
+    """Every step from ``from_version`` to the current one, in one transaction."""
+    with db.transaction():
+        version = from_version
+        while version < SCHEMA_VERSION:
+            step = MIGRATIONS.get(version)
+            if step is None:
+                raise WorkspaceError(f"no migration from schema {version}")
+            step(db)
+            version += 1
+        db.execute(DDL)
+        db.execute(ANNOTATION_DDL)
+        _write_marker(db, SCHEMA_VERSION)
+
+
+def _adopt(db: Database, where: str, read_only: bool) -> None:
+    found = table_columns(db)
+    expected = expected_columns()
+    if found != expected:
+        extra = sorted(set(found) - set(expected))
+        missing = sorted(set(expected) - set(found))
+        differ = sorted(t for t in set(found) & set(expected) if found[t] != expected[t])
+        detail = "; ".join(part for part in (
+            f"tables not ours: {', '.join(extra[:5])}" if extra else "",
+            f"tables missing: {', '.join(missing[:5])}" if missing else "",
+            f"tables with other columns: {', '.join(differ[:5])}" if differ else "") if part)
+        raise WorkspaceError(f"{where} is a DuckDB file but not a CBLUE Studio workspace ({detail}); "
+                             "nothing was changed")
+    if read_only:
+        return
+    with db.transaction():
+        _write_marker(db, SCHEMA_VERSION)
