@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..records import Example, Turn
 from ..tasks import TaskSpec
@@ -60,13 +61,18 @@ class Predictor(ABC):
     device: str = "cpu"
     batch_size: int = 32
     last_timing: Timing | None = None
-    params: dict[str, Any] = {}    # what a run made with this model records (decoding settings...)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """What a run made with this model records (device, dtype, decoding settings); a fresh
+        dict, so no caller can change another predictor's record."""
+        return {}
 
     @abstractmethod
     def _predict_batch(self, batch: Sequence[Example]) -> list[Example]:
         """Predictions for one batch, in the batch's order."""
 
-    def to(self, device: str) -> "Predictor":
+    def to(self, device: str) -> Predictor:
         self.device = device
         return self
 

@@ -10,8 +10,8 @@ import argparse
 import functools
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..io.errors import FileRefused
 from ..tasks import UnknownTaskError, get_task
@@ -23,7 +23,7 @@ def _err(msg: str) -> None:
     print(f"error: {msg}", file=sys.stderr)
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

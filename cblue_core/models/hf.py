@@ -28,20 +28,34 @@ for _k, _v in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"),
                ("HF_HUB_DISABLE_TELEMETRY", "1"), ("DISABLE_SAFETENSORS_CONVERSION", "1")):
     os.environ.setdefault(_k, _v)
 
-import contextlib  # noqa: E402
-import re  # noqa: E402
-import warnings  # noqa: E402
-from dataclasses import asdict, dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any, Sequence  # noqa: E402
+import contextlib
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
 
-from ..records import Example, Span  # noqa: E402
-from ..tasks import Kind, TaskSpec, UnknownTaskError, get_task  # noqa: E402
-from .base import ModelCard, Predictor, folder_size  # noqa: E402
-from .devices import half_precision  # noqa: E402
-from .registry import (HF_CAUSAL_LM, HF_KINDS, HF_SEQUENCE_CLASSIFICATION,  # noqa: E402
-                       HF_TOKEN_CLASSIFICATION, ModelLoadError, hf_kind_from_config,
-                       read_card, read_config, tokenizer_problem, weights_problem, CARD_FILE)
+from ..records import Example, Span
+from ..tasks import Kind, TaskSpec, UnknownTaskError, get_task
+from .base import ModelCard, Predictor, folder_size
+from .devices import half_precision
+from .registry import (
+    CARD_FILE,
+    HF_CAUSAL_LM,
+    HF_KINDS,
+    HF_SEQUENCE_CLASSIFICATION,
+    HF_TOKEN_CLASSIFICATION,
+    ModelLoadError,
+    hf_kind_from_config,
+    read_card,
+    read_config,
+    tokenizer_problem,
+    weights_problem,
+)
+
+if TYPE_CHECKING:
+    from transformers import GenerationConfig
 
 # Which task kinds each head can serve.
 TASK_KINDS: dict[str, tuple[Kind, ...]] = {
@@ -65,11 +79,13 @@ class GenerationParams:
     chat_template: bool | None = None   # None: use it when the tokenizer has one
 
     @classmethod
-    def from_any(cls, value: "GenerationParams | dict | None") -> "GenerationParams":
+    def from_any(cls, value: Self | dict | None) -> Self:
         if value is None:
             return cls()
         if isinstance(value, cls):
             return value
+        if isinstance(value, GenerationParams):    # a base instance given to a subclass
+            raise TypeError(f"{cls.__name__}.from_any: got a {type(value).__name__}")
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(value) - known)
         if unknown:
@@ -178,7 +194,7 @@ class HFPredictor(Predictor):
         self.model, self.tokenizer = model, tokenizer
         self.task, self.card, self.device, self.path = task, card, device, path
         self.batch_size = batch_size
-        self.params = params
+        self.run_params = params
         self.last_timing = None
         config = model.config
         positions = (getattr(config, "max_position_embeddings", None)
@@ -190,11 +206,15 @@ class HFPredictor(Predictor):
             positions = min(positions, tml)
         self.max_length = int(positions)
 
-    def to(self, device: str) -> "HFPredictor":
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.run_params)
+
+    def to(self, device: str) -> HFPredictor:
         self.model.to(device=device, dtype=half_precision(device))
         self.device = device
-        self.params["device"] = device
-        self.params["dtype"] = str(half_precision(device)).replace("torch.", "")
+        self.run_params["device"] = device
+        self.run_params["dtype"] = str(half_precision(device)).replace("torch.", "")
         return self
 
     def _inputs(self, enc) -> dict:
@@ -309,8 +329,8 @@ class HFCausalLM(HFPredictor):
                                      f"token to pad batches with")
         self.max_prompt = (self.max_length - generation.max_new_tokens
                            if self.max_length > generation.max_new_tokens + 8 else None)
-        self.params.update({k: v for k, v in asdict(generation).items() if k != "chat_template"})
-        self.params["chat_template"] = self.templated
+        self.run_params.update({k: v for k, v in asdict(generation).items() if k != "chat_template"})
+        self.run_params["chat_template"] = self.templated
 
     def length_of(self, ex: Example) -> int:
         return len(ex.text)
@@ -321,7 +341,7 @@ class HFCausalLM(HFPredictor):
         return self.tokenizer.apply_chat_template([{"role": "user", "content": text}],
                                                   tokenize=False, add_generation_prompt=True)
 
-    def _generation_config(self):
+    def _generation_config(self) -> GenerationConfig:
         from transformers import GenerationConfig
 
         g = self.generation
@@ -329,9 +349,9 @@ class HFCausalLM(HFPredictor):
         eos = getattr(base, "eos_token_id", None)
         if eos is None:
             eos = self.tokenizer.eos_token_id
-        kw: dict[str, Any] = dict(max_new_tokens=g.max_new_tokens, do_sample=g.do_sample,
-                                  pad_token_id=self.tokenizer.pad_token_id, eos_token_id=eos,
-                                  bos_token_id=getattr(base, "bos_token_id", None))
+        kw: dict[str, Any] = {"max_new_tokens": g.max_new_tokens, "do_sample": g.do_sample,
+                                  "pad_token_id": self.tokenizer.pad_token_id, "eos_token_id": eos,
+                                  "bos_token_id": getattr(base, "bos_token_id", None)}
         if g.do_sample:
             kw.update(temperature=g.temperature, top_p=g.top_p)
         return GenerationConfig(**kw)
@@ -340,7 +360,7 @@ class HFCausalLM(HFPredictor):
         torch = self._torch()
         g = self.generation
         prompts = [self.prompt(ex.text) for ex in batch]
-        kw: dict[str, Any] = dict(padding=True, return_tensors="pt", add_special_tokens=not self.templated)
+        kw: dict[str, Any] = {"padding": True, "return_tensors": "pt", "add_special_tokens": not self.templated}
         if self.max_prompt:
             kw.update(truncation=True, max_length=self.max_prompt)
         enc = self.tokenizer(prompts, **kw)
@@ -486,10 +506,15 @@ def load_hf(path: str | Path, *, task: str | TaskSpec | None = None, kind: str |
     gen = GenerationParams.from_any(generation) if kind == HF_CAUSAL_LM else None
 
     import transformers  # heavy imports only once the folder passed the checks
-    from transformers import (AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification,
-                              AutoModelForTokenClassification, AutoTokenizer)
+    from transformers import (
+        AutoConfig,
+        AutoModelForCausalLM,
+        AutoModelForSequenceClassification,
+        AutoModelForTokenClassification,
+        AutoTokenizer,
+    )
 
-    common = dict(local_files_only=True, trust_remote_code=False)
+    common = {"local_files_only": True, "trust_remote_code": False}
     try:
         config = AutoConfig.from_pretrained(str(path), **common)
     except (OSError, ValueError, KeyError) as exc:

@@ -15,17 +15,26 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..tasks import TaskSpec, UnknownTaskError, get_task
 from .base import Predictor
 from .devices import DeviceError, empty_cache, resolve_device
-from .registry import (HF_KINDS, ModelInfo, ModelLoadError, ModelNotFoundError, inspect_folder,
-                       resolve)
+from .registry import HF_KINDS, ModelInfo, ModelLoadError, ModelNotFoundError, inspect_folder, resolve
 
-__all__ = ["load_predictor", "get_predictor", "clear_cache", "cache_info", "loader_table",
-           "predictor_params", "ModelLoadError", "ModelNotFoundError", "DeviceError"]
+__all__ = [
+    "DeviceError",
+    "ModelLoadError",
+    "ModelNotFoundError",
+    "cache_info",
+    "clear_cache",
+    "get_predictor",
+    "load_predictor",
+    "loader_table",
+    "predictor_params",
+]
 
 Loader = Callable[..., Predictor]
 CACHE_SIZE = max(1, int(os.environ.get("CBLUE_STUDIO_MODEL_CACHE", "2") or 2))
@@ -44,7 +53,7 @@ def _builtin_loaders() -> tuple[dict[str, Callable[[Path, str], Predictor]], str
     """``BUILTIN_LOADERS`` and None, or {} and why it could not be imported."""
     try:
         from .builtin import BUILTIN_LOADERS  # type: ignore[attr-defined]
-    except Exception as exc:  # absent or broken: HF models must still load
+    except Exception as exc:  # noqa: BLE001 - absent or broken: HF models must still load, and the reason is shown
         return {}, f"{type(exc).__name__}: {exc}"
     return dict(BUILTIN_LOADERS), None
 
@@ -136,7 +145,7 @@ def predictor_params(predictor: Predictor) -> dict[str, Any]:
 
 # ---- process-level LRU cache -----------------------------------------------------------------
 
-_cache: "OrderedDict[tuple, Predictor]" = OrderedDict()
+_cache: OrderedDict[tuple, Predictor] = OrderedDict()
 _lock = threading.RLock()
 _stats = {"hits": 0, "misses": 0, "evictions": 0}
 

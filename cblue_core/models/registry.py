@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..tasks import REGISTRY
 from .base import ModelCard, folder_size
@@ -130,7 +131,7 @@ def hf_kind_from_config(config: dict[str, Any]) -> str | None:
             return HF_TOKEN_CLASSIFICATION
         if arch.endswith("ForSequenceClassification"):
             return HF_SEQUENCE_CLASSIFICATION
-        if arch.endswith("ForCausalLM") or arch.endswith("LMHeadModel"):
+        if arch.endswith(("ForCausalLM", "LMHeadModel")):
             return HF_CAUSAL_LM
     return None
 

@@ -5,7 +5,7 @@ users always come from the model cards, which our own evaluator wrote.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .registry import ModelInfo
 

@@ -117,8 +117,12 @@ class TinyModels:
 
     def __init__(self, root: Path):
         import torch
-        from transformers import (BertForSequenceClassification, BertForTokenClassification,
-                                  LlamaConfig, LlamaForCausalLM)
+        from transformers import (
+            BertForSequenceClassification,
+            BertForTokenClassification,
+            LlamaConfig,
+            LlamaForCausalLM,
+        )
 
         torch.manual_seed(0)
         self.root = root

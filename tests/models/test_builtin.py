@@ -10,8 +10,7 @@ import pytest
 
 from cblue_core.io.validate import load as load_file
 from cblue_core.models.base import ModelCard, Predictor
-from cblue_core.models.builtin import BUILTIN_LOADERS, MODEL_DIRS, TRAINERS, load, loss_curve, train
-from cblue_core.models.builtin import common
+from cblue_core.models.builtin import BUILTIN_LOADERS, MODEL_DIRS, TRAINERS, common, load, loss_curve, train
 from cblue_core.records import Example
 from cblue_core.tasks import Kind, get_task
 
@@ -22,12 +21,12 @@ SAMPLE = ROOT / "sample_data" / "cblue"
 SHIPPED = [t for t, d in MODEL_DIRS.items() if (MODELS / d / "model_card.json").is_file()]
 
 TINY = {
-    "ngram": dict(epochs=2, dim=8, hidden=16, max_vocab=2000, min_count=1, batch_size=8),
-    "spans": dict(char_dim=16, bigram_dim=8, hidden=16, layers=1, span_dim=16, max_span=12,
-                  epochs=2, batch_size=4, min_bigram_count=1),
-    "cdn": dict(epochs=2, hidden=8, k_terms=10, k_memory=3),
-    "cmeie": dict(char_dim=16, bigram_dim=8, hidden=16, layers=1, span_dim=16, max_span=12,
-                  epochs=2, batch_size=4, min_bigram_count=1, aux_per_epoch=8, pair_dim=8, init_from=None),
+    "ngram": {"epochs": 2, "dim": 8, "hidden": 16, "max_vocab": 2000, "min_count": 1, "batch_size": 8},
+    "spans": {"char_dim": 16, "bigram_dim": 8, "hidden": 16, "layers": 1, "span_dim": 16, "max_span": 12,
+                  "epochs": 2, "batch_size": 4, "min_bigram_count": 1},
+    "cdn": {"epochs": 2, "hidden": 8, "k_terms": 10, "k_memory": 3},
+    "cmeie": {"char_dim": 16, "bigram_dim": 8, "hidden": 16, "layers": 1, "span_dim": 16, "max_span": 12,
+                  "epochs": 2, "batch_size": 4, "min_bigram_count": 1, "aux_per_epoch": 8, "pair_dim": 8, "init_from": None},
 }
 TINY_FOR = {"CMeEE": "spans", "CMeIE": "cmeie", "CHIP-CDN": "cdn"}
 

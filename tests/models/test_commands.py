@@ -7,9 +7,9 @@ import os
 
 import pytest
 
+from cblue_core.ingest import ingest_file
 from cblue_core.io.validate import validate
 from cblue_core.models import registry
-from cblue_core.ingest import ingest_file
 from cblue_core.models.commands import build_parser_hooks, cmd_models, cmd_predict, cmd_run, main
 from cblue_core.runs import export_run
 from cblue_core.store.workspace import connect

@@ -2,15 +2,20 @@
 out of memory above a batch size; CUDA availability monkeypatched)."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import pytest
 import torch
 
 from cblue_core.models import devices
 from cblue_core.models.base import ModelCard, Predictor
-from cblue_core.models.devices import (DeviceError, half_precision, is_oom, predict_with_oom_retry,
-                                       resolve_device)
+from cblue_core.models.devices import (
+    DeviceError,
+    half_precision,
+    is_oom,
+    predict_with_oom_retry,
+    resolve_device,
+)
 from cblue_core.records import Example
 from cblue_core.tasks import get_task
 

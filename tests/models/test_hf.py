@@ -36,7 +36,7 @@ def test_parse_tag_schemes():
 
 
 def test_decode_tags_bio_bioes_and_lenient():
-    toks = lambda tags: [(i, i + 1, *parse_tag(t)) for i, t in enumerate(tags)]  # noqa: E731
+    toks = lambda tags: [(i, i + 1, *parse_tag(t)) for i, t in enumerate(tags)]
     assert decode_tags(toks(["B-a", "I-a", "O", "B-b"])) == [(0, 2, "a"), (3, 4, "b")]
     assert decode_tags(toks(["B-a", "I-a", "E-a", "S-b", "O"])) == [(0, 3, "a"), (3, 4, "b")]
     # I without B starts a span; a type change closes the previous one

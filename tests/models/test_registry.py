@@ -9,8 +9,7 @@ import pytest
 
 from cblue_core.models import registry
 from cblue_core.models.base import ModelCard
-from cblue_core.models.registry import (ModelNotFoundError, list_models, read_card, resolve,
-                                        write_card)
+from cblue_core.models.registry import ModelNotFoundError, list_models, read_card, resolve, write_card
 
 from .conftest import fake_card_folder, fake_hf_folder
 

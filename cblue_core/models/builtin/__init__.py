@@ -23,8 +23,8 @@ KUAKE-QQR      ``ngram-classifier``        (same pair model)
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..base import ModelCard, Predictor
 from . import cdn, cmeie, common, ngram, spans
@@ -108,13 +108,14 @@ def loss_curve(task: str, data_dir: str | Path, *, steps: int = 20, seed: int = 
         elif spec.kind.name == "SPANS":
             params = {**spans.TINY, "epochs": 1000, **(overrides or {})}
             train_ex, _ = common.load_split(data_dir, spec, "train")
-            cfg = spans.SpanConfig(task=task, labels=list(spec.label_codes), **params)
-            vocab = spans.Vocab.build([e.text for e in train_ex], cfg.min_bigram_count, cfg.max_bigrams)
-            cfg.vocab_size, cfg.bigram_size = len(vocab.chars), len(vocab.bigrams)
-            items = spans.examples_to_items(train_ex, cfg.labels, cfg.max_chars)
+            span_cfg = spans.SpanConfig(task=task, labels=list(spec.label_codes), **params)
+            vocab = spans.Vocab.build([e.text for e in train_ex], span_cfg.min_bigram_count,
+                                      span_cfg.max_bigrams)
+            span_cfg.vocab_size, span_cfg.bigram_size = len(vocab.chars), len(vocab.bigrams)
+            items = spans.examples_to_items(train_ex, span_cfg.labels, span_cfg.max_chars)
             common.set_seed(seed)
-            net = spans.SpanNet(cfg)
-            state = spans.fit(net, vocab, items, cfg, Path(tmp), seed=seed, resume=False,
+            span_net = spans.SpanNet(span_cfg)
+            state = spans.fit(span_net, vocab, items, span_cfg, Path(tmp), seed=seed, resume=False,
                               progress=False, max_minutes=5, max_steps=steps)
         else:
             raise ValueError(f"loss_curve supports classification, pair and span tasks, not {task}")
@@ -127,9 +128,9 @@ _PAIR = ("pair model: mean char 1-3-gram embeddings [a, b, |a-b|, a*b] + bags of
          "n-grams + 16 overlap numbers, MLP; trained from scratch (no pretrained weights exist here)")
 TRIED: dict[str, list[str]] = {
     "CHIP-CTC": [
-        "fastText-style char 1-3-gram bag + MLP (hidden 256), class-weighted CE (inverse frequency "
+        ("fastText-style char 1-3-gram bag + MLP (hidden 256), class-weighted CE (inverse frequency "
         "^0.5): embedding 48 / 60k n-grams gave macro-F1 0.7248 (acc 0.7999) but 6.7 MB; the shipped "
-        "embedding 32 / 50k n-grams keeps the folder under 4 MB",
+        "embedding 32 / 50k n-grams keeps the folder under 4 MB"),
         "majority class (Disease): macro-F1 0.0082",
     ],
     "KUAKE-QIC": [
@@ -140,49 +141,49 @@ TRIED: dict[str, list[str]] = {
     "KUAKE-QTR": [_PAIR + ": accuracy 0.5846", "majority class (3): accuracy 0.3821"],
     "KUAKE-QQR": [_PAIR + ": accuracy 0.7125", "majority class (0): accuracy 0.6294"],
     "CHIP-CDN": [
-        "candidate recall of char TF-IDF over the 38k distinct terms: 1-2-grams top-20 0.632, "
+        ("candidate recall of char TF-IDF over the 38k distinct terms: 1-2-grams top-20 0.632, "
         "top-50 0.723; 1-3-grams no better (0.622 / 0.722) and slower; 2-grams only worse "
-        "(0.577 / 0.659); memory (terms of the 20 most similar train texts) 0.755",
-        "TF-IDF top-30 + memory top-10 candidates, MLP reranker over 18 features, threshold "
-        "chosen on the leave-one-out training rows: F1 0.5051",
+        "(0.577 / 0.659); memory (terms of the 20 most similar train texts) 0.755"),
+        ("TF-IDF top-30 + memory top-10 candidates, MLP reranker over 18 features, threshold "
+        "chosen on the leave-one-out training rows: F1 0.5051"),
         "baselines: best TF-IDF term 0.3086, terms of the nearest train text 0.3889",
     ],
     "CMeEE": [
-        "char+bigram 2-layer BiLSTM (hidden 128) with a softmax span head (none + 9 types, all "
+        ("char+bigram 2-layer BiLSTM (hidden 128) with a softmax span head (none + 9 types, all "
         "spans up to 25 chars, MLP over start/end/width): F1 0.5478 after 10 epochs (27 min), but "
-        "ite/equ/dep were never predicted (the 'none' class swamps rare types)",
-        "same encoder with a GlobalPointer-style head (rotary q.k + per-type start/end/width biases, "
-        "multi-label categorical CE per type): F1 0.5987 after 10 epochs (21 min), every type found",
-        "packed sequences were 3x slower in the backward pass than the padding-exact two-LSTM "
-        "BiLSTM used here; 2 threads were slower than 1 on this shared machine",
+        "ite/equ/dep were never predicted (the 'none' class swamps rare types)"),
+        ("same encoder with a GlobalPointer-style head (rotary q.k + per-type start/end/width biases, "
+        "multi-label categorical CE per type): F1 0.5987 after 10 epochs (21 min), every type found"),
+        ("packed sequences were 3x slower in the backward pass than the padding-exact two-LSTM "
+        "BiLSTM used here; 2 threads were slower than 1 on this shared machine"),
         "train-mention dictionary baseline: F1 0.3124",
     ],
     "CMeIE": [
-        "multi-label GlobalPointer span head over SUBJ + 44 predicate labels with a CMeEE "
+        ("multi-label GlobalPointer span head over SUBJ + 44 predicate labels with a CMeEE "
         "auxiliary head, each object paired with the nearest preceding subject: held-out F1 about "
         "0.23 after 7 of 14 epochs (stopped): subjects were found (recall 0.82) but objects were "
-        "not (recall 0.27): each predicate label had too few examples",
-        "object-type labels added (11 types pooled over predicates; the predicate is the best one "
+        "not (recall 0.27): each predicate label had too few examples"),
+        ("object-type labels added (11 types pooled over predicates; the predicate is the best one "
         "the type allows), same pairing: 0.298 at thresholds 0.5, 0.309 at the best thresholds "
-        "(mentions F1 0.56, mention+predicate 0.42: pairing and predicates lost the rest)",
-        "pairing rules measured on gold mentions (held-out upper bounds): all pairs F1 0.834, "
-        "nearest subject 0.834, nearest preceding subject 0.859",
-        "pair head (both spans' boundary states, mean state between them, signed log distance; "
+        "(mentions F1 0.56, mention+predicate 0.42: pairing and predicates lost the rest)"),
+        ("pairing rules measured on gold mentions (held-out upper bounds): all pairs F1 0.834, "
+        "nearest subject 0.834, nearest preceding subject 0.859"),
+        ("pair head (both spans' boundary states, mean state between them, signed log distance; "
         "trained on gold pairs + the span head's best-scoring wrong spans) instead of the "
         "pairing rule: 0.364 from scratch (12 epochs), 0.374 with the encoder initialised from "
-        "the cmeee model",
-        "the span head's scores of both spans as extra pair features: 0.347 from scratch, 0.362 "
-        "initialised from cmeee (worse: dropped)",
-        "pair loss: multi-label categorical cross-entropy instead of per-predicate BCE (initialised "
+        "the cmeee model"),
+        ("the span head's scores of both spans as extra pair features: 0.347 from scratch, 0.362 "
+        "initialised from cmeee (worse: dropped)"),
+        ("pair loss: multi-label categorical cross-entropy instead of per-predicate BCE (initialised "
         "from cmeee, 14 epochs): 0.392 (shipped; 0.3945 at the best thresholds of a grid, not "
         "used); BCE with positives weighted x3 stopped at 9 epochs (loss well above the others); "
-        "17 epochs planned, cut at 15 by the 30-minute limit: 0.382 (0.391 at its best thresholds)",
-        "decoding: each (predicate, object) keeps only its best-scoring subject (93% of the "
+        "17 epochs planned, cut at 15 by the 30-minute limit: 0.382 (0.391 at its best thresholds)"),
+        ("decoding: each (predicate, object) keeps only its best-scoring subject (93% of the "
         "training triples' (predicate, object) have one subject in their text): 0.411 at pair "
         "threshold 0.2 (shipped; was 0.392 without the rule); one predicate per (subject, "
-        "object) as well: 0.412 at other thresholds, no real gain (not used)",
+        "object) as well: 0.412 at other thresholds, no real gain (not used)"),
     ],
 }
 
 
-__all__ = ["BUILTIN_LOADERS", "TRAINERS", "MODEL_DIRS", "train", "load", "loss_curve", "TRIED"]
+__all__ = ["BUILTIN_LOADERS", "MODEL_DIRS", "TRAINERS", "TRIED", "load", "loss_curve", "train"]

@@ -23,10 +23,10 @@ import time
 import unicodedata
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -75,9 +75,9 @@ class TfidfIndex:
     def _coo(self, docs: Sequence[str]):
         v = self.vocab
         rows, cols = [], []
-        for r, d in enumerate(docs):
+        for row, d in enumerate(docs):
             ids = [v[g] for g in grams(d, self.orders) if g in v]
-            rows.extend([r] * len(ids))
+            rows.extend([row] * len(ids))
             cols.extend(ids)
         V = len(v)
         key = np.asarray(rows, dtype=np.int64) * V + np.asarray(cols, dtype=np.int64)
@@ -171,7 +171,6 @@ class CandidateGenerator:
         for b, text in enumerate(texts):
             x = normalize(text)
             xs = set(x)
-            cand: dict[int, list[float]] = {}
             rank_t = {int(t): r for r, t in enumerate(top_i[b].tolist())}
             votes: dict[int, list[float]] = {}
             first_rank: dict[int, int] = {}
@@ -218,12 +217,12 @@ class CdnModel(Predictor):
         self.gen, self.net, self.card, self.task = gen, net.eval(), card, task
         self.cfg = net.cfg
 
-    def to(self, device: str) -> "CdnModel":
+    def to(self, device: str) -> CdnModel:
         self.device = device      # sparse retrieval stays on the CPU; the MLP is tiny
         return self
 
     def ranked(self, texts: Sequence[str]) -> list[list[tuple[str, float]]]:
-        out = []
+        out: list[list[tuple[str, float]]] = []
         for ids, feats in self.gen.candidates(texts):
             if not ids:
                 out.append([])
@@ -259,7 +258,7 @@ def save(folder: Path, gen: CandidateGenerator, net: Reranker) -> None:
     (folder / "terms.txt").write_text(
         "".join(f"{'I' if icd else 'T'}\t{t}\n" for t, icd in zip(gen.terms, gen.is_icd)), encoding="utf-8")
     C.write_json(folder / "memory.json", [[t, ts] for t, ts in zip(gen.memory_texts, gen.memory_terms)])
-    keys = sorted(gen.term_index.vocab, key=gen.term_index.vocab.get)
+    keys = sorted(gen.term_index.vocab, key=gen.term_index.vocab.__getitem__)
     C.write_json(folder / "vocab.json", {"ngrams": keys,
                                          "idf": [round(float(v), 4) for v in gen.term_index.idf]})
 
@@ -344,7 +343,7 @@ def choose_threshold(p: np.ndarray, y: np.ndarray, groups: np.ndarray, gold_coun
 
 
 def fit_reranker(net: Reranker, X: np.ndarray, y: np.ndarray, cfg: CdnConfig, out_dir: Path, *,
-                 seed: int, resume: bool, progress: bool, max_minutes: float) -> dict:
+                 seed: int, resume: bool, progress: bool, max_minutes: float) -> C.TrainState:
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
     Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
     loss_fn = nn.BCEWithLogitsLoss()
@@ -425,7 +424,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "data": {"train": _rel(train_path), "dev": _rel(dev_path),
                  "icd10": icd_path.name if icd_path else None, "icd_terms": len(icd_terms),
                  "train_examples": len(train_ex), "dev_examples": len(dev_ex),
-                 "candidate_rows": int(len(y)),
+                 "candidate_rows": len(y),
                  "train_candidate_recall": round(float(y.sum()) / max(gold_total, 1), 4)},
         "split": "official train file (memory and reranker rows, each text left out of its own "
                  "memory); official dev file for the reported score",

@@ -29,23 +29,36 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict
 from pathlib import Path
-from typing import Sequence
 
 import torch
 from torch import nn
 
-from ...evaluation import evaluate
 from ...annotation.validation import combined_for, schema_types
+from ...evaluation import evaluate
 from ...io.resources import read_schemas, resource_kind
 from ...records import Example, Triple
 from ...render.relations import find_all
 from ...tasks import TaskSpec, get_task
 from ..base import ModelCard
 from . import common as C
-from .spans import (PointerHead, SpanConfig, SpanNet, Vocab, batch_tensors, chunk, multilabel_ce,
-                    multilabel_targets, pointer_loss, span_scores, span_targets)
+from .spans import (
+    Piece,
+    PointerHead,
+    SpanConfig,
+    SpanNet,
+    Vocab,
+    batch_tensors,
+    chunk,
+    multilabel_ce,
+    multilabel_targets,
+    pointer_loss,
+    span_scores,
+    span_targets,
+)
 
 KIND = "span-relation"
 SUBJ = "SUBJ"
@@ -89,6 +102,7 @@ class PairHead(nn.Module):
 
     def __init__(self, n_in: int, d: int, n_predicates: int, n_span_labels: int = 0):
         super().__init__()
+        self.n_predicates = n_predicates
         self.n_span_labels = n_span_labels
         if n_span_labels:     # the span head's scores of both spans, as features
             self.subj_scores = nn.Linear(n_span_labels, d)
@@ -119,15 +133,25 @@ class PairHead(nn.Module):
              + self.obj(torch.cat([h[b, os_], h[b, oe - 1]], -1))
              + self.ctx(between) + self.dist(self.bucket(os_ - ss)))
         if self.n_span_labels:
+            if span_scores is None:
+                raise ValueError("this pair head scores spans with the span head's logits: pass span_scores")
             sc = span_scores.detach()
             x = x + self.subj_scores(sc[b, ss, se - ss - 1]) + self.obj_scores(sc[b, os_, oe - os_ - 1])
         return self.out(x)
 
 
-def piece_pairs(text: str, triples: Sequence[Triple], pred_index: dict[str, int], max_span: int):
+# Per training piece: gold subject occurrences, gold mention occurrences (``(start, end)``), and
+# the predicate ids of each ``(subject start, subject end, object start, object end)`` pair.
+PiecePairs = tuple[list[tuple[int, int]], list[tuple[int, int]], dict[tuple[int, int, int, int], set[int]]]
+
+
+def piece_pairs(text: str, triples: Sequence[Triple], pred_index: dict[str, int], max_span: int
+                ) -> PiecePairs:
     """Gold subject occurrences, every gold mention occurrence, and the predicates of each
     (subject occurrence, object occurrence) pair of one training piece."""
-    subj, ment, pos = set(), set(), {}
+    subj: set[tuple[int, int]] = set()
+    ment: set[tuple[int, int]] = set()
+    pos: dict[tuple[int, int, int, int], set[int]] = {}
     for t in triples:
         k = pred_index.get(t.predicate)
         if k is None or not t.subject or not t.object or max(len(t.subject), len(t.object)) > max_span:
@@ -210,7 +234,8 @@ class RelationModel(C.NetPredictor):
             h = self.net.encode(chars.to(self.device), bis.to(self.device), lengths)
             logits = self.net.span_logits(h)
             P = torch.sigmoid(logits.float()).cpu()
-            rows, spans = [], []
+            rows: list[tuple[int, int, int, int, int]] = []
+            spans = []
             for i, text in enumerate(texts):
                 n = len(text)
                 S = top_spans(P[i, :, :, self.subj_k], n, self.max_subjects, self.subject_threshold)
@@ -291,11 +316,11 @@ def load_model(folder: str | Path, device: str = "cpu") -> RelationModel:
 
 # ---------------------------------------------------------------------- training
 
-DEFAULTS: dict = dict(epochs=14, max_chars=320, batch_size=16, lr=2e-3, head="pointer", pair_dim=128,
-                      pair_scores=False, pair_loss="mlce", init_from="cmeee",
-                      threshold=0.2, subject_threshold=0.3, pair_threshold=0.2)
-TINY = dict(char_dim=16, bigram_dim=8, hidden=16, layers=1, span_dim=16, max_span=12, dropout=0.0,
-            epochs=2, batch_size=4, lr=1e-2, min_bigram_count=1, pair_dim=8, init_from=None)
+DEFAULTS: dict = {"epochs": 14, "max_chars": 320, "batch_size": 16, "lr": 2e-3, "head": "pointer", "pair_dim": 128,
+                      "pair_scores": False, "pair_loss": "mlce", "init_from": "cmeee",
+                      "threshold": 0.2, "subject_threshold": 0.3, "pair_threshold": 0.2}
+TINY = {"char_dim": 16, "bigram_dim": 8, "hidden": 16, "layers": 1, "span_dim": 16, "max_span": 12, "dropout": 0.0,
+            "epochs": 2, "batch_size": 4, "lr": 1e-2, "min_bigram_count": 1, "pair_dim": 8, "init_from": None}
 
 
 def find_schemas(data_dir: str | Path, task: TaskSpec) -> Path | None:
@@ -351,7 +376,7 @@ def aux_items(data_dir: str | Path, max_chars: int, limit: int | None = None):
         return [], [], None
     labels = list(ee.label_codes)
     lab = {l: i + 1 for i, l in enumerate(labels)}
-    items = []
+    items: list[Piece] = []
     for e in ex[:limit]:
         sp = [(s.start, s.end, lab[s.type]) for s in e.spans if s.type in lab and 0 <= s.start < s.end]
         items.extend(p for p in chunk(e.text, sp, max_chars) if p[0])
@@ -361,14 +386,14 @@ def aux_items(data_dir: str | Path, max_chars: int, limit: int | None = None):
 def fit(net: RelNet, vocab: Vocab, items, aux, cfg: SpanConfig, out_dir: Path, *, seed: int,
         resume: bool, progress: bool, max_minutes: float, pos_weight: float, aux_per_epoch: int,
         pair_loss: str = "mlce", pair_pos_weight: float = 1.0,
-        max_steps: int | None = None) -> dict:
+        max_steps: int | None = None) -> C.TrainState:
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda ep: max(0.1, 1 - ep / max(cfg.epochs, 1)))
     K = len(cfg.labels)
     bce = nn.BCEWithLogitsLoss(pos_weight=torch.full((K,), pos_weight), reduction="none")
     ce = nn.CrossEntropyLoss(ignore_index=-100)
     pair_bce = nn.BCEWithLogitsLoss(reduction="none",
-                                    pos_weight=torch.full((net.pair.out[-1].out_features,), pair_pos_weight))
+                                    pos_weight=torch.full((net.pair.n_predicates,), pair_pos_weight))
     subj_k = cfg.labels.index(SUBJ)
     obj_ks = [k for k, l in enumerate(cfg.labels) if l != SUBJ]
     step_losses: list[float] = []
@@ -404,7 +429,7 @@ def fit(net: RelNet, vocab: Vocab, items, aux, cfg: SpanConfig, out_dir: Path, *
                     lo = bce(scores, y).sum(-1)
                     loss = (lo * mask).sum() / mask.sum().clamp(min=1)
                 rows, tgt = pair_batch(scores.detach(), [src[i][2] for i in idx], lens,
-                                       subj_k, obj_ks, net.pair.out[-1].out_features)
+                                       subj_k, obj_ks, net.pair.n_predicates)
                 if rows is not None:
                     pl = net.pair(h, rows, scores)
                     loss = loss + (multilabel_ce(pl, tgt).mean() if pair_loss == "mlce"
@@ -444,7 +469,7 @@ def one_subject_each(scored: dict[tuple[str, str, str], tuple]) -> list:
 
 
 def top_spans(scores: torch.Tensor, n: int, k: int, threshold: float | None = None,
-              exclude: set = frozenset()) -> list[tuple[int, int, float]]:
+              exclude: AbstractSet[tuple[int, int]] = frozenset()) -> list[tuple[int, int, float]]:
     """The ``k`` best spans ``(start, end, score)`` of one text's (L, W) span scores, those
     running past its ``n`` characters and those in ``exclude`` left out; only scores over
     ``threshold`` when one is given."""
@@ -454,7 +479,7 @@ def top_spans(scores: torch.Tensor, n: int, k: int, threshold: float | None = No
     if threshold is not None:
         sc = sc.masked_fill(sc <= threshold, float("-inf"))
     vals, idx = sc.topk(min(k + len(exclude), sc.numel()))
-    out = []
+    out: list[tuple[int, int, float]] = []
     for v, j in zip(vals.tolist(), idx.tolist()):
         if v == float("-inf") or len(out) >= k:
             break
@@ -556,7 +581,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                             cfg.max_bigrams)
     cfg.vocab_size, cfg.bigram_size = len(vocab.chars), len(vocab.bigrams)
     pred_index = {p: i for i, p in enumerate(task.label_codes)}
-    items = []
+    items: list[tuple[str, list[tuple[int, int, int]], PiecePairs]] = []
     for e in train_ex:
         items.extend((t, sp, piece_pairs(t, e.triples, pred_index, cfg.max_span))
                      for t, sp in chunk(e.text, mention_spans(e, lab, cfg.max_span), cfg.max_chars) if t)
@@ -593,8 +618,8 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         summary = evaluate(task, held_ex, pred).summary()
         if "held_out_indices" in split_info:
             summary["notes"] = list(summary.get("notes", [])) + [
-                "scored on the held-out part of the dev split (see training.split): NOT comparable "
-                "with the leaderboard"]
+                ("scored on the held-out part of the dev split (see training.split): NOT comparable "
+                "with the leaderboard")]
         base = dictionary_baseline(task, train_ex, held_ex)
         gold_comb = [(t.combined, combined_for(e.text, t.subject, t.object)) for e in held_ex for t in e.triples
                      if t.combined is not None]

@@ -11,9 +11,10 @@ import os
 import random
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, NotRequired, Self, TypedDict, overload
 
 import numpy as np
 import torch
@@ -94,6 +95,14 @@ def load_split(data_dir: str | Path, task: TaskSpec, split: str) -> tuple[list[E
     return load(path, task).examples, path
 
 
+@overload
+def gold_label(task: TaskSpec, label: str) -> str: ...
+@overload
+def gold_label(task: TaskSpec, label: None) -> None: ...
+@overload
+def gold_label(task: TaskSpec, label: str | None) -> str | None: ...
+
+
 def gold_label(task: TaskSpec, label: str | None) -> str | None:
     """KUAKE-QQR dev has one ``NA``: read as ``0`` as the CBLUE baseline (and our scorer) do."""
     if label == "NA" and "0" in task.label_codes:
@@ -105,7 +114,7 @@ def seeded_split(n: int, seed: int, train_fraction: float = 0.8) -> tuple[list[i
     """Indices of a fixed split: a ``numpy.random.RandomState(seed)`` permutation, first
     ``train_fraction`` for training, the rest held out (both returned sorted)."""
     perm = np.random.RandomState(seed).permutation(n)
-    k = int(round(n * train_fraction))
+    k = round(n * train_fraction)
     return sorted(perm[:k].tolist()), sorted(perm[k:].tolist())
 
 
@@ -147,6 +156,17 @@ def optimizer_from_tensors(opt: torch.optim.Optimizer, tensors: dict[str, torch.
     opt.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
 
 
+class TrainState(TypedDict):
+    """What :func:`epoch_loop` returns and ``checkpoint/state.json`` holds."""
+
+    epoch: int                    # epochs done
+    losses: list[float]           # mean loss per epoch
+    time_s: float                 # training seconds, summed over resumed runs
+    stopped_early: bool           # cut by ``max_minutes``
+    scheduler: NotRequired[dict[str, Any]]    # the LR scheduler's state dict, when there is one
+    step_losses: NotRequired[list[float]]     # per-step losses (:func:`train_epochs`)
+
+
 class Checkpoint:
     """``out_dir/checkpoint/``: model and optimizer as safetensors, progress as JSON."""
 
@@ -156,7 +176,7 @@ class Checkpoint:
     def exists(self) -> bool:
         return (self.dir / "state.json").is_file()
 
-    def save(self, model: torch.nn.Module, opt: torch.optim.Optimizer | None, state: dict) -> None:
+    def save(self, model: torch.nn.Module, opt: torch.optim.Optimizer | None, state: TrainState) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         save_tensors(self.dir / "model.safetensors", model.state_dict())
         meta: dict = {}
@@ -167,7 +187,7 @@ class Checkpoint:
         tmp.write_text(json.dumps({"state": state, "optimizer": meta}, ensure_ascii=False))
         os.replace(tmp, self.dir / "state.json")
 
-    def load(self, model: torch.nn.Module, opt: torch.optim.Optimizer | None) -> dict:
+    def load(self, model: torch.nn.Module, opt: torch.optim.Optimizer | None) -> TrainState:
         blob = json.loads((self.dir / "state.json").read_text())
         model.load_state_dict(load_file(str(self.dir / "model.safetensors")))
         if opt is not None and (self.dir / "optimizer.safetensors").is_file():
@@ -184,13 +204,13 @@ class Checkpoint:
 
 def epoch_loop(model: torch.nn.Module, opt: torch.optim.Optimizer, epochs: int, run_epoch,
                out_dir: str | Path, *, resume: bool, max_minutes: float, seed: int,
-               progress: bool, scheduler=None, done=None) -> dict:
+               progress: bool, scheduler=None, done=None) -> TrainState:
     """Run ``run_epoch(epoch) -> mean loss`` for ``epochs`` epochs, checkpointing after each and
     resuming from ``out_dir/checkpoint`` when asked. Stops early (after a whole epoch) when
     ``max_minutes`` would be exceeded by another epoch, or when ``done()`` says so. Returns the training state: epochs
     done, per-epoch losses, seconds (summed over resumed runs)."""
     ckpt = Checkpoint(out_dir)
-    state = {"epoch": 0, "losses": [], "time_s": 0.0, "stopped_early": False}
+    state: TrainState = {"epoch": 0, "losses": [], "time_s": 0.0, "stopped_early": False}
     if resume and ckpt.exists():
         state = ckpt.load(model, opt)
         if scheduler is not None and "scheduler" in state:
@@ -272,7 +292,7 @@ def optimizer_step(net: torch.nn.Module, opt: torch.optim.Optimizer, loss: torch
 
 
 def train_epochs(net: torch.nn.Module, opt: torch.optim.Optimizer, epochs: int, run_epoch, out_dir,
-                 step_losses: list[float], *, max_steps: int | None, **loop) -> dict:
+                 step_losses: list[float], *, max_steps: int | None, **loop) -> TrainState:
     """:func:`epoch_loop` until ``epochs`` (or ``max_steps`` recorded step losses), then the net in
     eval mode; the state carries ``step_losses``."""
     state = epoch_loop(net, opt, epochs, run_epoch, out_dir,
@@ -282,7 +302,7 @@ def train_epochs(net: torch.nn.Module, opt: torch.optim.Optimizer, epochs: int, 
     return state
 
 
-def start_training(task_name: str, out_dir: str | Path):
+def start_training(task_name: str, out_dir: str | Path) -> tuple[int, TaskSpec, Path, float]:
     """The opening of every ``train``: threads set, task looked up, output folder made, clock
     started. Returns ``(threads, task, out_dir, t0)``."""
     threads = training_threads()
@@ -292,7 +312,8 @@ def start_training(task_name: str, out_dir: str | Path):
     return threads, task, out_dir, time.perf_counter()
 
 
-def load_train_dev(data_dir: str | Path, task: TaskSpec):
+def load_train_dev(data_dir: str | Path, task: TaskSpec
+                   ) -> tuple[list[Example], Path | None, list[Example], Path | None]:
     """``(train examples, train path, dev examples, dev path)``; no training file is an error."""
     train_ex, train_path = load_split(data_dir, task, "train")
     dev_ex, dev_path = load_split(data_dir, task, "dev")
@@ -318,10 +339,29 @@ def fmt_metric(summary: dict) -> str:
     return f"{h} {v:.4f}" + (f" (95% CI {iv[0]:.4f}-{iv[1]:.4f})" if iv else "")
 
 
-__all__ = ["set_seed", "training_threads", "progress_bar", "task_dir", "find_split", "load_split",
-           "gold_label", "seeded_split", "save_tensors", "load_tensors", "Checkpoint", "epoch_loop",
-           "read_card", "finish_card", "write_json", "read_json", "command_line", "fmt_metric",
-           "get_task", "shipped_size"]
+__all__ = [
+    "Checkpoint",
+    "TrainState",
+    "command_line",
+    "epoch_loop",
+    "find_split",
+    "finish_card",
+    "fmt_metric",
+    "get_task",
+    "gold_label",
+    "load_split",
+    "load_tensors",
+    "progress_bar",
+    "read_card",
+    "read_json",
+    "save_tensors",
+    "seeded_split",
+    "set_seed",
+    "shipped_size",
+    "task_dir",
+    "training_threads",
+    "write_json",
+]
 
 
 class NetPredictor(Predictor):
@@ -334,7 +374,7 @@ class NetPredictor(Predictor):
         self.task = task
         self.labels = list(net.cfg.labels)
 
-    def to(self, device: str) -> "NetPredictor":
+    def to(self, device: str) -> Self:
         self.net.to(device)
         self.device = device
         return self

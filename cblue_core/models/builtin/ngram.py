@@ -17,10 +17,10 @@ import math
 import time
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field, asdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -41,7 +41,7 @@ def normalize(text: str) -> str:
 
 
 def char_ngrams(text: str, orders: Sequence[int]) -> list[str]:
-    out = []
+    out: list[str] = []
     for n in orders:
         out.extend(text[i:i + n] for i in range(len(text) - n + 1))
     return out
@@ -154,7 +154,7 @@ class Featurizer:
 
     @staticmethod
     def collate(items: Sequence[dict]) -> dict:
-        out = {}
+        out: dict[str, torch.Tensor | tuple[torch.Tensor, torch.Tensor]] = {}
         for key in items[0]:
             if key == "dense":
                 out[key] = torch.tensor([it[key] for it in items], dtype=torch.float32)
@@ -221,14 +221,14 @@ def load_model(folder: str | Path, device: str = "cpu") -> NgramClassifier:
 
 # Chosen by dev measurement (see each model card's training.tried).
 DEFAULTS: dict[str, dict] = {
-    "CHIP-CTC": dict(epochs=12, dim=32, hidden=256, max_vocab=50000, class_weight=0.5, dropout=0.3),
-    "KUAKE-QIC": dict(epochs=15, dim=48, hidden=128, max_vocab=40000, dropout=0.4),
-    "CHIP-STS": dict(epochs=12, dim=32, hidden=128, max_vocab=40000),
-    "KUAKE-QTR": dict(epochs=8, dim=32, hidden=128, max_vocab=50000),
-    "KUAKE-QQR": dict(epochs=12, dim=32, hidden=128, max_vocab=30000),
+    "CHIP-CTC": {"epochs": 12, "dim": 32, "hidden": 256, "max_vocab": 50000, "class_weight": 0.5, "dropout": 0.3},
+    "KUAKE-QIC": {"epochs": 15, "dim": 48, "hidden": 128, "max_vocab": 40000, "dropout": 0.4},
+    "CHIP-STS": {"epochs": 12, "dim": 32, "hidden": 128, "max_vocab": 40000},
+    "KUAKE-QTR": {"epochs": 8, "dim": 32, "hidden": 128, "max_vocab": 50000},
+    "KUAKE-QQR": {"epochs": 12, "dim": 32, "hidden": 128, "max_vocab": 30000},
 }
 
-TINY = dict(epochs=3, dim=8, hidden=16, max_vocab=2000, min_count=1, dropout=0.0, batch_size=8, lr=1e-2)
+TINY = {"epochs": 3, "dim": 8, "hidden": 16, "max_vocab": 2000, "min_count": 1, "dropout": 0.0, "batch_size": 8, "lr": 1e-2}
 
 
 def _labels_of(task: TaskSpec, examples: Sequence[Example]) -> list[str]:
@@ -242,9 +242,10 @@ def prepare(task: TaskSpec, train: Sequence[Example], cfg: NgramConfig):
     cfg.vocab_size = len(vocab)
     feat = Featurizer(vocab, cfg.orders, cfg.pair)
     lab_id = {l: i for i, l in enumerate(cfg.labels)}
-    keep = [e for e in train if C.gold_label(task, e.label) in lab_id]
-    x = feat.encode(keep)
-    y = torch.tensor([lab_id[C.gold_label(task, e.label)] for e in keep], dtype=torch.long)
+    gold = [(e, C.gold_label(task, e.label)) for e in train]
+    keep = [(e, g) for e, g in gold if g is not None and g in lab_id]
+    x = feat.encode([e for e, _ in keep])
+    y = torch.tensor([lab_id[g] for _, g in keep], dtype=torch.long)
     return feat, x, y
 
 
@@ -258,7 +259,7 @@ def make_loss(cfg: NgramConfig, y: torch.Tensor) -> nn.Module:
 
 
 def fit(net: NgramNet, x: list[dict], y: torch.Tensor, cfg: NgramConfig, out_dir: Path, *, seed: int,
-        resume: bool, progress: bool, max_minutes: float, max_steps: int | None = None) -> dict:
+        resume: bool, progress: bool, max_minutes: float, max_steps: int | None = None) -> C.TrainState:
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     loss_fn = make_loss(cfg, y)
     steps_per_epoch = math.ceil(len(x) / cfg.batch_size)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import time
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -89,7 +89,7 @@ class BiLSTM(nn.Module):
         return torch.where(t < n, n - 1 - t, t)                              # (B, L)
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        B, L, _ = x.shape
+        _B, L, _ = x.shape
         rev = self.reverse_index(lengths.cpu(), L).to(x.device)
         for i, (f, b) in enumerate(zip(self.fwd, self.bwd)):
             if i:
@@ -141,7 +141,7 @@ class SpanNet(nn.Module):
 
 def rotary(x: torch.Tensor) -> torch.Tensor:
     """Rotary position embedding over the last dimension of (B, L, d), d even."""
-    B, L, d = x.shape
+    _B, L, d = x.shape
     inv = 10000 ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d)
     ang = torch.arange(L, device=x.device, dtype=torch.float32).unsqueeze(1) * inv   # (L, d/2)
     cos, sin = ang.cos(), ang.sin()
@@ -235,7 +235,7 @@ class Vocab:
         self.b_index = {b: i for i, b in enumerate(bigrams)}
 
     @classmethod
-    def build(cls, texts: Sequence[str], min_bigram: int, max_bigrams: int) -> "Vocab":
+    def build(cls, texts: Sequence[str], min_bigram: int, max_bigrams: int) -> Vocab:
         cc: Counter = Counter()
         bc: Counter = Counter()
         for t in texts:
@@ -365,8 +365,11 @@ def load_model(folder: str | Path, device: str = "cpu") -> SpanModel:
 
 _CUT_AFTER = set("。；;！!？?")
 
+# A training piece: its text and its spans ``(start, end, label id)`` within it.
+Piece = tuple[str, list[tuple[int, int, int]]]
 
-def chunk(text: str, spans: Sequence[tuple[int, int, int]], max_chars: int):
+
+def chunk(text: str, spans: Sequence[tuple[int, int, int]], max_chars: int) -> list[Piece]:
     """Cut a long text into pieces of at most ``max_chars`` at places no span crosses,
     preferably after a sentence end; spans are shifted into their piece."""
     if len(text) <= max_chars:
@@ -374,8 +377,10 @@ def chunk(text: str, spans: Sequence[tuple[int, int, int]], max_chars: int):
     covered = np.zeros(len(text) + 1, dtype=bool)   # covered[k]: a span crosses the cut before k
     for s, e, _ in spans:
         covered[s + 1:e] = True
-    pieces, start = [], 0
+    pieces: list[Piece] = []
+    start = 0
     while start < len(text):
+        end: int | None
         if len(text) - start <= max_chars:
             end = len(text)
         else:
@@ -409,7 +414,7 @@ def examples_to_items(examples: Sequence[Example], labels: Sequence[str], max_ch
 
 def fit(net: SpanNet, vocab: Vocab, items, cfg: SpanConfig, out_dir: Path, *, seed: int,
         resume: bool, progress: bool, max_minutes: float, max_steps: int | None = None,
-        none_weight: float = 1.0) -> dict:
+        none_weight: float = 1.0) -> C.TrainState:
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda ep: max(0.1, 1 - ep / max(cfg.epochs, 1)))
     weight = torch.ones(len(cfg.labels) + 1)
@@ -467,8 +472,8 @@ def describe(cfg: SpanConfig) -> str:
 
 
 DEFAULTS: dict[str, dict] = {"CMeEE": {"head": "pointer"}}
-TINY = dict(char_dim=16, bigram_dim=8, hidden=16, layers=1, span_dim=16, max_span=12,
-            dropout=0.0, epochs=2, batch_size=4, lr=1e-2, min_bigram_count=1)
+TINY = {"char_dim": 16, "bigram_dim": 8, "hidden": 16, "layers": 1, "span_dim": 16, "max_span": 12,
+            "dropout": 0.0, "epochs": 2, "batch_size": 4, "lr": 1e-2, "min_bigram_count": 1}
 
 
 def dictionary_baseline(task: TaskSpec, train: Sequence[Example], dev: Sequence[Example]) -> dict:

@@ -83,9 +83,10 @@ def test_pair_head_between_mean_and_shapes():
 
 
 def test_pair_model_learns_saves_and_reloads_identically(tmp_path):
+    from pathlib import Path
+
     from cblue_core.models.builtin.common import load_split
     from cblue_core.tasks import get_task
-    from pathlib import Path
     sample = Path(__file__).resolve().parents[3] / "sample_data" / "cblue"
     card = M.train("CMeIE", sample, tmp_path / "m", progress=False,
                    overrides={**M.TINY, "pair_dim": 8, "epochs": 3, "aux_per_epoch": 8})
