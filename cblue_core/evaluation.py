@@ -8,11 +8,15 @@ rows); PromptCBLUE goes through the official post-processor and scorer
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
-from .records import Example
+from .records import Example, Span, Triple
 from .tasks import TaskSpec
+
+if TYPE_CHECKING:
+    from .analysis.taxonomy import ErrorRow
 
 
 @dataclass
@@ -70,8 +74,8 @@ def _promptcblue_path(task: TaskSpec, gold: list[Example], pred: list[Example], 
     metrics = {"score": out["score"]} if out["score"] is not None else {}
     metrics.update({f"task:{t}": v for t, v in out["tasks"].items() if v is not None})
     clean = out["clean"]
-    notes = ["official PromptCBLUE post-processor and scorer (0-100); lines the official parser "
-             "would crash on are skipped and counted as parse failures"]
+    notes = [("official PromptCBLUE post-processor and scorer (0-100); lines the official parser "
+             "would crash on are skipped and counted as parse failures")]
     if out["score"] is None:
         notes.append("the official overall score needs all 18 tasks; per-task scores are given")
     headline = "score" if "score" in metrics else next(iter(metrics), "score")
@@ -93,20 +97,17 @@ def evaluate(task: TaskSpec, gold: list[Example], pred: list[Example], *, schema
     return path(task, gold, pred, schemas=schemas, icd_terms=icd_terms, n_boot=n_boot, seed=seed)
 
 
-def error_row(row: Any) -> dict:
-    """A taxonomy row (SpanError, RelationError, TermError, LabelError) as an errors-table row."""
+def error_row(row: ErrorRow) -> dict[str, Any]:
+    """A taxonomy :class:`~cblue_core.analysis.taxonomy.ErrorRow` as an errors-table row."""
     out: dict[str, Any] = {"idx": row.example, "turn": row.turn, "category": row.category,
                            "tags": list(row.tags)}
-    for side in ("gold", "pred"):
-        item = getattr(row, side)
-        if item is None:
-            continue
-        if hasattr(item, "start"):          # Span
+    for side, item in (("gold", row.gold), ("pred", row.pred)):
+        if isinstance(item, Span):
             out.update({f"{side}_label": item.type, f"{side}_start": item.start,
                         f"{side}_end": item.end, f"{side}_text": item.text})
-        elif hasattr(item, "predicate"):    # Triple
+        elif isinstance(item, Triple):
             out.update({f"{side}_label": item.predicate,
                         f"{side}_text": f"{item.subject} → {item.object}"})
-        else:                               # term or label string
-            out.update({f"{side}_label": str(item), f"{side}_text": str(item)})
+        elif item is not None:              # a CDN term or a label
+            out.update({f"{side}_label": item, f"{side}_text": item})
     return out

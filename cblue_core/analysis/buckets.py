@@ -12,8 +12,8 @@ label there.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -47,7 +47,7 @@ class TrainIndex:
     labels: dict[str, Counter]
 
     @classmethod
-    def build(cls, train: list[Example]) -> "TrainIndex":
+    def build(cls, train: list[Example]) -> TrainIndex:
         labels: dict[str, Counter] = defaultdict(Counter)
         for ex in train:
             for s in ex.spans:
@@ -66,7 +66,7 @@ class TrainIndex:
         return c[label] / sum(c.values()) if c else None
 
 
-def _cut(value: float, edges: list[tuple[float, str]]) -> tuple[int, str]:
+def _cut(value: float, edges: Sequence[tuple[float, str]]) -> tuple[int, str]:
     """Bucket of a value given ascending (upper bound inclusive, name) pairs."""
     for i, (upper, name) in enumerate(edges):
         if value <= upper:
@@ -91,13 +91,16 @@ def _nest_role(span: Span, ex: Example) -> tuple[int, str]:
     return {"flat": 0, "outer": 1, "inner": 2, "inner and outer": 3}[role], role
 
 
+def _label_consistency(span: Span, ex: Example, train: TrainIndex | None) -> tuple[int, str] | None:
+    share = train.consistency(span.text, span.type) if train is not None else None
+    return None if share is None else _cut(share, CONS_EDGES)
+
+
 SPAN_FEATURES: dict[str, SpanFeature] = {
     "entity length": lambda s, ex, tr: _cut(s.length, LENGTH_EDGES),
     "nesting role": lambda s, ex, tr: _nest_role(s, ex),
     "training frequency": lambda s, ex, tr: _cut(tr.frequency(s.text), FREQ_EDGES) if tr else None,
-    "label consistency": lambda s, ex, tr: (
-        None if tr is None or tr.consistency(s.text, s.type) is None
-        else _cut(tr.consistency(s.text, s.type), CONS_EDGES)),
+    "label consistency": _label_consistency,
 }
 
 EXAMPLE_FEATURES: dict[str, ExampleFeature] = {
@@ -155,10 +158,10 @@ def span_buckets(gold: list[Example], pred: list[Example], train: list[Example] 
     for (feature, order, name), arr in sorted(counts.items()):
         rows = np.flatnonzero(arr.sum(axis=1))
         stats = ExampleStats.from_counts(arr[rows, 0], arr[rows, 1], arr[rows, 2])
-        tp, fp, fn = (int(x) for x in arr.sum(axis=0))
-        f1 = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+        n_tp, n_fp, n_fn = (int(x) for x in arr.sum(axis=0))
+        f1 = 2 * n_tp / (2 * n_tp + n_fp + n_fn) if n_tp else 0.0
         low, high = bootstrap_interval(stats, "f1", n=n_boot, seed=seed) if len(rows) else (0.0, 0.0)
-        out.append(BucketScore(feature, name, order, tp, fp, fn, len(rows), f1, low, high))
+        out.append(BucketScore(feature, name, order, n_tp, n_fp, n_fn, len(rows), f1, low, high))
     return out
 
 

@@ -36,13 +36,16 @@ def example_correct(stats: ExampleStats) -> np.ndarray:
     """Per example: did the run get everything right (no false positive or negative, the right
     label, or a full score)?"""
     if stats.kind == "counts":
-        return (stats.fp == 0) & (stats.fn == 0)
+        _, fp, fn = stats.counts()
+        return np.logical_and(fp == 0, fn == 0)
     if stats.kind == "labels":
+        gold, pred = stats.label_ids()
         wrong = np.zeros(stats.n, dtype=bool)
-        units = np.arange(len(stats.gold)) if stats.unit is None else stats.unit
-        np.logical_or.at(wrong, units, stats.gold != stats.pred)
+        units = np.arange(len(gold)) if stats.unit is None else stats.unit
+        np.logical_or.at(wrong, units, gold != pred)
         return ~wrong
-    return stats.score >= 1.0 - 1e-9
+    score, _, _ = stats.scores()
+    return np.greater_equal(score, 1.0 - 1e-9)
 
 
 def _delta(name: str, a: ExampleStats, b: ExampleStats, metric: str, n_boot: int, seed: int) -> Delta:
@@ -50,6 +53,8 @@ def _delta(name: str, a: ExampleStats, b: ExampleStats, metric: str, n_boot: int
 
     res = paired_bootstrap(a, b, metric, n=n_boot, seed=seed)
     fa, fb = metric_fn_for(a, metric), metric_fn_for(b, metric)
+    if fa is None or fb is None:   # paired_bootstrap has already refused such a metric
+        raise ValueError(f"metric {metric!r} cannot be recomputed from {a!r} / {b!r}")
     return Delta(name, a.n, evaluate(a, fa), evaluate(b, fb), res.delta, res.low, res.high, res.p_value)
 
 

@@ -10,7 +10,8 @@ prompt's options (nor the task's "none of the above").
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..metrics.promptcblue import parse_record
 from ..records import Example

@@ -1,9 +1,11 @@
-"""Error taxonomy: one typed row per gold/predicted item, with the example it concerns.
+"""Error taxonomy: one :class:`ErrorRow` per gold/predicted item, with the example it concerns.
 
 Each row names its ``category`` and the example index (and dialogue turn, ``-1`` elsewhere),
 so a page can count categories and click through to the examples behind each one; ``tags``
 carry the cross-cutting facts (nesting, schema violations, combined triples, terms not in the
-ICD list) that make slices of their own.
+ICD list) that make slices of their own. ``gold`` and ``pred`` hold the items compared (None
+on the side that has none): :class:`~cblue_core.records.Span` for spans,
+:class:`~cblue_core.records.Triple` for relations, the string for CDN terms and labels.
 
 **Spans** (:func:`span_errors`; duplicates within an example collapsed, as the scorer does).
 Per example, gold and predicted spans are paired one-to-one in stages, each stage only among
@@ -39,17 +41,30 @@ as ``0`` as in the scorer.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence, Union
+from typing import Any
 
 from ..records import Example, Span, Triple
 from ..tasks import TaskSpec, get_task
 
-__all__ = ["SpanError", "RelationError", "TermError", "LabelError", "ErrorRow", "span_errors",
-           "dialogue_span_errors", "relation_errors", "term_errors", "label_errors",
-           "dialogue_act_errors", "categorize", "TAXONOMIES", "category_counts",
-           "examples_by_category", "SPAN_CATEGORIES", "RELATION_CATEGORIES", "TERM_CATEGORIES",
-           "LABEL_CATEGORIES"]
+__all__ = [
+    "LABEL_CATEGORIES",
+    "RELATION_CATEGORIES",
+    "SPAN_CATEGORIES",
+    "TAXONOMIES",
+    "TERM_CATEGORIES",
+    "ErrorRow",
+    "categorize",
+    "category_counts",
+    "dialogue_act_errors",
+    "dialogue_span_errors",
+    "examples_by_category",
+    "label_errors",
+    "relation_errors",
+    "span_errors",
+    "term_errors",
+]
 
 SPAN_CATEGORIES = ("correct", "wrong_type", "wrong_boundary", "wrong_both", "missed", "spurious")
 RELATION_CATEGORIES = ("correct", "wrong_predicate", "swapped", "argument_boundary", "missed",
@@ -58,69 +73,41 @@ TERM_CATEGORIES = ("correct_term", "missing_term", "extra_term")
 LABEL_CATEGORIES = ("correct", "confusion")
 
 
-@dataclass(frozen=True)
-class SpanError:
+@dataclass(frozen=True, kw_only=True)
+class ErrorRow:
+    """One row of the taxonomy: a gold item, a predicted item or a pair of them (see the
+    module doc for the categories and tags of each kind)."""
+
     example: int
-    category: str
-    gold: Span | None
-    pred: Span | None
-    tags: tuple[str, ...] = ()
     turn: int = -1
-
-
-@dataclass(frozen=True)
-class RelationError:
-    example: int
     category: str
-    gold: Triple | None
-    pred: Triple | None
     tags: tuple[str, ...] = ()
-    turn: int = -1
-
-
-@dataclass(frozen=True)
-class TermError:
-    example: int
-    category: str
-    gold: str | None
-    pred: str | None
-    tags: tuple[str, ...] = ()
-    turn: int = -1
+    gold: Span | Triple | str | None
+    pred: Span | Triple | str | None
 
     @property
     def term(self) -> str:
-        return self.gold if self.gold is not None else (self.pred or "")
-
-
-@dataclass(frozen=True)
-class LabelError:
-    example: int
-    category: str
-    gold: str | None
-    pred: str | None
-    tags: tuple[str, ...] = ()
-    turn: int = -1
+        """A CDN term row's term: the gold one, else the predicted one."""
+        item = self.gold if self.gold is not None else self.pred
+        return item if isinstance(item, str) else ""
 
     @property
     def cell(self) -> str:
-        """The confusion-matrix cell, ``gold->pred``."""
+        """A label row's confusion-matrix cell, ``gold->pred``."""
         return f"{self.gold}->{self.pred}"
-
-
-ErrorRow = Union[SpanError, RelationError, TermError, LabelError]
 
 
 # ---------------------------------------------------------------------- spans
 
 def _unique_spans(spans: Iterable[Span]) -> list[Span]:
-    seen: dict[tuple, Span] = {}
+    seen: dict[tuple[int, int, str], Span] = {}
     for s in spans:
         seen.setdefault((s.start, s.end, s.type), s)
     return list(seen.values())
 
 
 def _pair_overlapping(gs: list[Span], ps: list[Span], same_type: bool) -> list[tuple[Span, Span]]:
-    cands = []
+    cands: list[tuple[int, int, int, int, int]] = []
     for i, g in enumerate(gs):
         for j, p in enumerate(ps):
             if g.start < p.end and p.start < g.end and (g.type == p.type) == same_type:
@@ -129,7 +116,9 @@ def _pair_overlapping(gs: list[Span], ps: list[Span], same_type: bool) -> list[t
     if not cands:
         return []
     cands.sort()
-    used_g, used_p, pairs = set(), set(), []
+    used_g: set[int] = set()
+    used_p: set[int] = set()
+    pairs: list[tuple[Span, Span]] = []
     for _, _, _, i, j in cands:
         if i not in used_g and j not in used_p:
             used_g.add(i)
@@ -138,7 +127,7 @@ def _pair_overlapping(gs: list[Span], ps: list[Span], same_type: bool) -> list[t
     return pairs
 
 
-def _span_rows(example: int, gold: Iterable[Span], pred: Iterable[Span], turn: int = -1) -> list[SpanError]:
+def _span_rows(example: int, gold: Iterable[Span], pred: Iterable[Span], turn: int = -1) -> list[ErrorRow]:
     gs = _unique_spans(gold)
     ps = _unique_spans(pred)
     pkeys = {(p.start, p.end, p.type): p for p in ps}
@@ -199,19 +188,23 @@ def _span_rows(example: int, gold: Iterable[Span], pred: Iterable[Span], turn: i
                     tags.setdefault(outer, []).append("inner_found_outer_missed")
                 elif co == "correct" and ci == "missed":
                     tags.setdefault(inner, []).append("outer_found_inner_missed")
-    rows = []
-    for name, g, p in pairs:
-        t = tuple(dict.fromkeys(tags.get(g, ()))) if g is not None else ()
-        rows.append(SpanError(example, name, g, p, t, turn))
-    rows.sort(key=lambda r: ((r.gold or r.pred).start, (r.gold or r.pred).end,
-                             r.gold is None))
-    return rows
+
+    def position(pair: tuple[str, Span | None, Span | None]) -> tuple[int, int, bool]:
+        _, g, p = pair
+        span = g if g is not None else p
+        assert span is not None, "every pair has a gold or a predicted span"
+        return span.start, span.end, g is None
+
+    pairs.sort(key=position)
+    return [ErrorRow(example=example, turn=turn, category=name, gold=g, pred=p,
+                     tags=tuple(dict.fromkeys(tags.get(g, ()))) if g is not None else ())
+            for name, g, p in pairs]
 
 
-def span_errors(gold: Sequence[Example], pred: Sequence[Example]) -> list[SpanError]:
+def span_errors(gold: Sequence[Example], pred: Sequence[Example]) -> list[ErrorRow]:
     """Span error rows for aligned examples (CMeEE-style ``spans``)."""
     _check(gold, pred)
-    out: list[SpanError] = []
+    out: list[ErrorRow] = []
     for i, (g, p) in enumerate(zip(gold, pred)):
         if g.spans or p.spans:
             out.extend(_span_rows(i, g.spans, p.spans))
@@ -223,11 +216,11 @@ def _turn_maps(g: Example, p: Example) -> tuple[list[str], list[str]]:
     return turn_keys(g, p)
 
 
-def dialogue_span_errors(gold: Sequence[Example], pred: Sequence[Example]) -> list[SpanError]:
+def dialogue_span_errors(gold: Sequence[Example], pred: Sequence[Example]) -> list[ErrorRow]:
     """Span error rows per dialogue turn (``turn`` = the gold turn's position; a predicted turn
     with no gold counterpart keeps its own position)."""
     _check(gold, pred)
-    out: list[SpanError] = []
+    out: list[ErrorRow] = []
     for i, (g, p) in enumerate(zip(gold, pred)):
         gk, pk = _turn_maps(g, p)
         pturns = dict(zip(pk, p.turns))
@@ -251,7 +244,7 @@ def _plain(t: Triple) -> tuple[str, str, str]:
 def _schema_set(schemas: Iterable[Any] | None) -> set[tuple[str, str, str]] | None:
     if schemas is None:
         return None
-    out = set()
+    out: set[tuple[str, str, str]] = set()
     for s in schemas:
         if isinstance(s, dict):
             out.add((s["subject_type"], s["predicate"], s["object_type"]))
@@ -266,17 +259,20 @@ def _related(a: str, b: str) -> bool:
     return bool(a) and bool(b) and (a in b or b in a)
 
 
+TripleKey = tuple[str, str, str]
+
+
 def _relation_rows(example: int, gold: Sequence[Triple], pred: Sequence[Triple],
-                   norm: Callable[[Triple], tuple[str, str, str]],
-                   schemas: set | None) -> list[RelationError]:
-    gd: dict[tuple, Triple] = {}
+                   norm: Callable[[Triple], TripleKey],
+                   schemas: set[TripleKey] | None) -> list[ErrorRow]:
+    gd: dict[TripleKey, Triple] = {}
     for t in gold:
         gd.setdefault(norm(t), t)
-    pd: dict[tuple, Triple] = {}
+    pd: dict[TripleKey, Triple] = {}
     for t in pred:
         pd.setdefault(norm(t), t)
     pairs: list[tuple[str, Triple | None, Triple | None, tuple[str, ...]]] = []
-    rest_g = []
+    rest_g: list[tuple[TripleKey, Triple]] = []
     for k, g in gd.items():
         if k in pd:
             pairs.append(("correct", g, pd.pop(k), ()))
@@ -284,13 +280,13 @@ def _relation_rows(example: int, gold: Sequence[Triple], pred: Sequence[Triple],
             rest_g.append((k, g))
     rest_p = list(pd.items())
 
-    def stage(name: str, match: Callable[[tuple, tuple], tuple[str, ...] | None]) -> None:
+    def stage(name: str, match: Callable[[TripleKey, TripleKey], tuple[str, ...] | None]) -> None:
         nonlocal rest_g, rest_p
         if not rest_g or not rest_p:
             return
         keep_g = []
         for gk, g in rest_g:
-            hit = None
+            hit: tuple[int, Triple, tuple[str, ...]] | None = None
             for j, (pk, p) in enumerate(rest_p):
                 tags = match(gk, pk)
                 if tags is not None:
@@ -308,7 +304,7 @@ def _relation_rows(example: int, gold: Sequence[Triple], pred: Sequence[Triple],
     stage("swapped", lambda g, p: (("predicate_differs",) if g[1] != p[1] else ())
           if (g[0], g[2]) == (p[2], p[0]) and g[0] != g[2] else None)
 
-    def boundary(g, p):
+    def boundary(g: TripleKey, p: TripleKey) -> tuple[str, ...] | None:
         if g[1] != p[1]:
             return None
         s_ok = g[0] == p[0] or _related(g[0], p[0])
@@ -322,29 +318,29 @@ def _relation_rows(example: int, gold: Sequence[Triple], pred: Sequence[Triple],
     pairs.extend(("missed", g, None, ()) for _, g in rest_g)
     pairs.extend(("spurious", None, p, ()) for _, p in rest_p)
     rows = []
-    for name, g, p, tags in pairs:
+    for name, gt, pt, tags in pairs:
         extra = list(tags)
-        if schemas is not None and p is not None and \
-                (p.subject_type, p.predicate, p.object_type) not in schemas:
+        if schemas is not None and pt is not None and \
+                (pt.subject_type, pt.predicate, pt.object_type) not in schemas:
             extra.append("schema_violation")
-        comb = g.combined if g is not None else (p.combined if p is not None else None)
+        comb = gt.combined if gt is not None else (pt.combined if pt is not None else None)
         if comb:
             extra.append("combined")
-        rows.append(RelationError(example, name, g, p, tuple(extra)))
+        rows.append(ErrorRow(example=example, category=name, gold=gt, pred=pt, tags=tuple(extra)))
     return rows
 
 
 def relation_errors(gold: Sequence[Example], pred: Sequence[Example], *,
                     schemas: Iterable[Any] | None = None,
-                    normalise: Callable[[Triple], tuple[str, str, str]] | None = None
-                    ) -> list[RelationError]:
+                    normalise: Callable[[Triple], TripleKey] | None = None
+                    ) -> list[ErrorRow]:
     """Relation error rows; ``schemas``: (subject_type, predicate, object_type) triples, dicts or
     :class:`~cblue_core.io.resources.Schema`; ``normalise``: the scorer's triple key (default:
     the exact strings)."""
     _check(gold, pred)
     norm = normalise or _plain
     sset = _schema_set(schemas)
-    out: list[RelationError] = []
+    out: list[ErrorRow] = []
     for i, (g, p) in enumerate(zip(gold, pred)):
         if g.triples or p.triples:
             out.extend(_relation_rows(i, g.triples, p.triples, norm, sset))
@@ -360,11 +356,11 @@ def _icd_set(icd_terms: Iterable[Any] | None) -> set[str] | None:
 
 
 def term_errors(gold: Sequence[Example], pred: Sequence[Example], *,
-                icd_terms: Iterable[Any] | None = None) -> list[TermError]:
+                icd_terms: Iterable[Any] | None = None) -> list[ErrorRow]:
     """CDN term rows; ``icd_terms``: strings or :class:`~cblue_core.io.resources.IcdTerm`."""
     _check(gold, pred)
     icd = _icd_set(icd_terms)
-    out: list[TermError] = []
+    out: list[ErrorRow] = []
     for i, (g, p) in enumerate(zip(gold, pred)):
         gs = list(dict.fromkeys(t.strip() for t in g.terms if t.strip()))
         ps = list(dict.fromkeys(t.strip() for t in p.terms if t.strip()))
@@ -374,24 +370,26 @@ def term_errors(gold: Sequence[Example], pred: Sequence[Example], *,
             return ("term_not_in_icd",) if icd is not None and term not in icd else ()
 
         for t in gs:
-            out.append(TermError(i, "correct_term" if t in pset else "missing_term", t,
-                                 t if t in pset else None, tags(t)))
+            out.append(ErrorRow(example=i, category="correct_term" if t in pset else "missing_term",
+                                gold=t, pred=t if t in pset else None, tags=tags(t)))
         for t in ps:
             if t not in gset:
-                out.append(TermError(i, "extra_term", None, t, tags(t)))
+                out.append(ErrorRow(example=i, category="extra_term", gold=None, pred=t, tags=tags(t)))
     return out
 
 
 # ---------------------------------------------------------------------- classification
 
-def _label_row(i: int, g: str, p: str | None, turn: int = -1) -> LabelError:
+def _label_row(i: int, g: str, p: str | None, turn: int = -1) -> ErrorRow:
     if p in (None, ""):
-        return LabelError(i, "confusion", g, None, ("no_prediction",), turn)
-    return LabelError(i, "correct" if g == p else "confusion", g, p, (), turn)
+        return ErrorRow(example=i, turn=turn, category="confusion", tags=("no_prediction",),
+                        gold=g, pred=None)
+    return ErrorRow(example=i, turn=turn, category="correct" if g == p else "confusion",
+                    gold=g, pred=p)
 
 
 def label_errors(gold: Sequence[Example], pred: Sequence[Example],
-                 task: TaskSpec | None = None) -> list[LabelError]:
+                 task: TaskSpec | None = None) -> list[ErrorRow]:
     """One row per example with a gold label."""
     _check(gold, pred)
     codes = set(task.label_codes) if task is not None else set()
@@ -406,7 +404,7 @@ def label_errors(gold: Sequence[Example], pred: Sequence[Example],
     return out
 
 
-def dialogue_act_errors(gold: Sequence[Example], pred: Sequence[Example]) -> list[LabelError]:
+def dialogue_act_errors(gold: Sequence[Example], pred: Sequence[Example]) -> list[ErrorRow]:
     """One row per gold turn with a dialogue act."""
     _check(gold, pred)
     out = []
@@ -426,15 +424,16 @@ def _check(gold: Sequence[Example], pred: Sequence[Example]) -> None:
         raise ValueError(f"gold and predictions must be aligned: {len(gold)} vs {len(pred)}")
 
 
-def _cmeie(task, gold, pred, schemas=None, icd_terms=None):
+def _cmeie(gold: Sequence[Example], pred: Sequence[Example],
+           schemas: Iterable[Any] | None = None) -> list[ErrorRow]:
     from ..metrics.cblue import cmeie_normalise
     return relation_errors(gold, pred, schemas=schemas, normalise=cmeie_normalise)
 
 
-TAXONOMIES: dict[str, Callable[..., list]] = {
+TAXONOMIES: dict[str, Callable[..., list[ErrorRow]]] = {
     "spans": lambda task, g, p, **kw: span_errors(g, p),
     "dialogue_spans": lambda task, g, p, **kw: dialogue_span_errors(g, p),
-    "cmeie_triples": lambda task, g, p, schemas=None, **kw: _cmeie(task, g, p, schemas),
+    "cmeie_triples": lambda task, g, p, schemas=None, **kw: _cmeie(g, p, schemas),
     "causal_triples": lambda task, g, p, schemas=None, **kw: relation_errors(g, p, schemas=schemas),
     "text2dt": lambda task, g, p, schemas=None, **kw: relation_errors(g, p, schemas=schemas),
     "terms": lambda task, g, p, icd_terms=None, **kw: term_errors(g, p, icd_terms=icd_terms),
@@ -459,7 +458,7 @@ def categorize(task: TaskSpec | str, gold: Sequence[Example], pred: Sequence[Exa
 
 def category_counts(rows: Iterable[ErrorRow]) -> dict[str, int]:
     """Rows per category and per tag (tags as ``tag:<name>``)."""
-    c: Counter = Counter()
+    c: Counter[str] = Counter()
     for r in rows:
         c[r.category] += 1
         for t in r.tags:

@@ -14,14 +14,21 @@ order), so the resampled differences keep the pairing; its p-value is two-sided:
 """
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
 
 import numpy as np
 
 from .types import ExampleStats, MetricFn, evaluate, metric_fn_for
 
-__all__ = ["bootstrap_interval", "bootstrap_intervals", "bootstrap_distribution",
-           "paired_bootstrap", "PairedBootstrap", "MAX_CELLS"]
+__all__ = [
+    "MAX_CELLS",
+    "PairedBootstrap",
+    "bootstrap_distribution",
+    "bootstrap_interval",
+    "bootstrap_intervals",
+    "paired_bootstrap",
+]
 
 MAX_CELLS = 2_000_000  # resampled indices held at once (16 MB of int64)
 
@@ -52,9 +59,27 @@ def _index_blocks(n_examples: int, n_boot: int, seed: int) -> Iterator[np.ndarra
         done += b
 
 
-def bootstrap_distribution(stats: ExampleStats, metric_fns: dict[str, MetricFn | str],
+def bootstrap_distribution(stats: ExampleStats, metric_fns: Mapping[str, MetricFn | str],
                            n: int = 1000, seed: int = 0) -> dict[str, np.ndarray]:
-    """The ``n`` resampled values of each metric (arrays of shape ``(n,)``)."""
+    """The resampled values of each metric.
+
+    Args:
+        stats: per-example statistics (``TaskScore.stats``).
+        metric_fns: name -> vectorised metric function of :mod:`cblue_core.metrics.types`, or a
+            metric name such as ``"f1"``.
+        n: the number of resamples.
+        seed: the seed of the resampling generator.
+
+    Returns:
+        name -> array of shape ``(n,)``.
+
+    Examples:
+        >>> from cblue_core.metrics.types import ExampleStats
+        >>> stats = ExampleStats.from_counts(tp=[2, 1, 1], fp=[0, 1, 0], fn=[0, 0, 0])
+        >>> dist = bootstrap_distribution(stats, {"recall": "recall"}, n=5)
+        >>> dist["recall"].tolist()   # every example has a hit and no miss: recall 1 in every resample
+        [1.0, 1.0, 1.0, 1.0, 1.0]
+    """
     fns = {name: _resolve(stats, fn) for name, fn in metric_fns.items()}
     out: dict[str, list[np.ndarray]] = {name: [] for name in fns}
     if stats.n == 0 or n <= 0:
@@ -71,25 +96,97 @@ def _interval(values: np.ndarray, alpha: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def bootstrap_intervals(stats: ExampleStats, metric_fns: dict[str, MetricFn | str],
+def bootstrap_intervals(stats: ExampleStats, metric_fns: Mapping[str, MetricFn | str],
                         n: int = 1000, seed: int = 0, alpha: float = 0.05
                         ) -> dict[str, tuple[float, float]]:
-    """Percentile intervals of several metrics from one set of resamples."""
+    """Percentile intervals of several metrics from one set of resamples.
+
+    Args:
+        stats: per-example statistics (``TaskScore.stats``).
+        metric_fns: name -> vectorised metric function, or a metric name such as ``"f1"``.
+        n: the number of resamples.
+        seed: the seed of the resampling generator.
+        alpha: 1 - the coverage (0.05: 95% intervals).
+
+    Returns:
+        name -> ``(low, high)``, the ``alpha/2`` and ``1 - alpha/2`` quantiles.
+
+    Examples:
+        >>> from cblue_core.metrics.types import ExampleStats
+        >>> stats = ExampleStats.from_counts(tp=[2, 1, 1], fp=[0, 1, 0], fn=[0, 0, 0])
+        >>> intervals = bootstrap_intervals(stats, {"recall": "recall", "precision": "precision"}, n=200)
+        >>> intervals["recall"]   # every example has a hit and no miss
+        (1.0, 1.0)
+        >>> 0.5 <= intervals["precision"][0] <= 0.8 <= intervals["precision"][1] <= 1.0   # P = 4/5
+        True
+    """
     dist = bootstrap_distribution(stats, metric_fns, n=n, seed=seed)
     return {name: _interval(v, alpha) for name, v in dist.items()}
 
 
 def bootstrap_interval(stats: ExampleStats, metric_fn: MetricFn | str, n: int = 1000,
                        seed: int = 0, alpha: float = 0.05) -> tuple[float, float]:
-    """``(low, high)`` percentile interval of ``metric_fn`` (a vectorised metric function of
-    :mod:`cblue_core.metrics.types`, or a metric name such as ``"f1"`` or ``"macro_f1"``)."""
+    """Percentile bootstrap interval of one metric.
+
+    Args:
+        stats: per-example statistics (``TaskScore.stats``).
+        metric_fn: a vectorised metric function of :mod:`cblue_core.metrics.types`, or a metric
+            name such as ``"f1"`` or ``"macro_f1"``.
+        n: the number of resamples.
+        seed: the seed of the resampling generator.
+        alpha: 1 - the coverage (0.05: a 95% interval).
+
+    Returns:
+        ``(low, high)``.
+
+    Raises:
+        ValueError: when the metric cannot be recomputed from ``stats``.
+
+    Examples:
+        >>> from cblue_core.metrics.types import ExampleStats, evaluate, micro_f1
+        >>> stats = ExampleStats.from_counts(tp=[1, 1, 1, 0], fp=[0, 0, 0, 1], fn=[0, 0, 0, 1])
+        >>> evaluate(stats, micro_f1)   # 2*3 / (2*3 + 1 + 1)
+        0.75
+        >>> low, high = bootstrap_interval(stats, "f1", n=1000, seed=0)
+        >>> 0.0 <= low <= 0.75 <= high <= 1.0
+        True
+    """
     return bootstrap_intervals(stats, {"m": metric_fn}, n=n, seed=seed, alpha=alpha)["m"]
 
 
 def paired_bootstrap(stats_a: ExampleStats, stats_b: ExampleStats, metric_fn: MetricFn | str,
                      n: int = 1000, seed: int = 0, alpha: float = 0.05) -> PairedBootstrap:
-    """Compare run B with run A on the same examples: ``(delta, low, high, p_value)`` with
-    ``delta = metric(B) - metric(A)``; both runs are resampled with the same indices."""
+    """Compare run B with run A on the same examples by a paired bootstrap.
+
+    Both runs are resampled with the same indices, so the resampled differences keep the pairing.
+
+    Args:
+        stats_a: per-example statistics of run A.
+        stats_b: per-example statistics of run B (same examples, same order).
+        metric_fn: a vectorised metric function, or a metric name such as ``"f1"``.
+        n: the number of resamples.
+        seed: the seed of the resampling generator.
+        alpha: 1 - the coverage of the interval of the difference.
+
+    Returns:
+        ``PairedBootstrap(delta, low, high, p_value)``: ``delta = metric(B) - metric(A)``, its
+        percentile interval and the two-sided p-value
+        ``min(1, 2 * min(P(delta* <= 0), P(delta* >= 0)))``.
+
+    Raises:
+        ValueError: when the runs cover a different number of examples.
+
+    Examples:
+        B is right on every example and A on none, so every resample gives delta = 1:
+
+        >>> from cblue_core.metrics.types import ExampleStats
+        >>> a = ExampleStats.from_counts(tp=[0, 0, 0], fp=[1, 1, 1], fn=[1, 1, 1])
+        >>> b = ExampleStats.from_counts(tp=[1, 1, 1], fp=[0, 0, 0], fn=[0, 0, 0])
+        >>> paired_bootstrap(a, b, "f1", n=100)
+        PairedBootstrap(delta=1.0, low=1.0, high=1.0, p_value=0.0)
+        >>> paired_bootstrap(a, a, "f1", n=100).p_value
+        1.0
+    """
     if stats_a.n != stats_b.n:
         raise ValueError(f"paired bootstrap needs the same examples: {stats_a.n} vs {stats_b.n}")
     fa, fb = _resolve(stats_a, metric_fn), _resolve(stats_b, metric_fn)

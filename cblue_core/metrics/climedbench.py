@@ -54,7 +54,8 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -64,8 +65,25 @@ from .cblue import check_aligned
 from .cblue2 import rouge_l_f
 from .types import ExampleStats, TaskScore, evaluate, group_mean, one_group_mean
 
-__all__ = ["extract_choice", "extract_order", "kendall_tau_b", "order_tau", "rouge1_char_f",
-           "score_climedbench", "item_score"]
+__all__ = [
+    "extract_choice",
+    "extract_order",
+    "item_score",
+    "kendall_tau_b",
+    "order_tau",
+    "rouge1_char_f",
+    "score_climedbench",
+]
+
+
+class ItemScore(TypedDict):
+    """One item's result (see :func:`item_score`)."""
+
+    scenario: str
+    metric: str
+    score: float | None       # None: the reference gives no letter/order to score against
+    extracted: str | None
+    failed: bool              # no letter/order could be extracted from the answer
 
 SCENARIOS = {s.code: s for s in CLIMEDBENCH_SCENARIOS}
 DEFAULT_LETTERS = "ABCDE"
@@ -94,11 +112,30 @@ def _valid_letters(options: Mapping[str, str] | Iterable[str] | None) -> str:
 
 
 def _followed_by_other_letter(text: str, end: int, lc: str) -> bool:
-    return re.match(_CONJ + lc + r"(?![A-Za-z])", text[end:], flags=re.I) is not None
+    return re.match(_CONJ + lc + r"(?![A-Za-z])", text[end:], flags=re.IGNORECASE) is not None
 
 
 def extract_choice(text: str, options: Mapping[str, str] | Iterable[str] | None = None) -> str | None:
-    """The single option letter a model's answer names, or None (see the module doc)."""
+    """The single option letter a model's answer names, or None (rules in the module doc).
+
+    Args:
+        text: the model's answer.
+        options: the item's options (``{"A": text, ...}``) or option letters; None: A-E.
+
+    Returns:
+        The letter (upper case), or None when the answer names no letter or several.
+
+    Examples:
+        >>> options = {"A": "肺炎", "B": "哮喘", "C": "肺癌"}
+        >>> extract_choice("答案：B", options)          # an explicit marker
+        'B'
+        >>> extract_choice("我认为是(C)", options)       # one bracketed letter
+        'C'
+        >>> extract_choice("应该是哮喘", options)        # one option text
+        'B'
+        >>> extract_choice("A和B都有可能", options) is None
+        True
+    """
     t = _norm(text).strip()
     if not t:
         return None
@@ -112,9 +149,9 @@ def extract_choice(text: str, options: Mapping[str, str] | Iterable[str] | None 
     en = r"(?i:answer)\s*(?:(?i:is|should be|would be))?\s*[:]?\s*" + _OPEN + r"?\s*(" + lc + r")(?![A-Za-z])"
     found: list[tuple[int, str]] = []
     for pat in (zh, pick, en):
-        for m in re.finditer(pat, t):
-            if not _followed_by_other_letter(t, m.end(1), lc_any):
-                found.append((m.start(), m.group(1).upper()))
+        for hit in re.finditer(pat, t):
+            if not _followed_by_other_letter(t, hit.end(1), lc_any):
+                found.append((hit.start(), hit.group(1).upper()))
     if found:
         return max(found)[1]
     # Negated mentions (不选A, 不是B, 排除C) name no answer for the rules below.
@@ -130,15 +167,16 @@ def extract_choice(text: str, options: Mapping[str, str] | Iterable[str] | None 
     if m and not _followed_by_other_letter(t, m.end(1), lc):
         return m.group(1)
     # 4. one distinct bracketed letter
-    br = {x for x in re.findall(_OPEN + r"\s*(" + lc + r")\s*" + _CLOSE, t)}
+    br: set[str] = set(re.findall(_OPEN + r"\s*(" + lc + r")\s*" + _CLOSE, t))
     if len(br) == 1:
         return br.pop()
     # 5. one distinct stand-alone letter
-    alone = set(re.findall(r"(?<![A-Za-z])(" + lc + r")(?![A-Za-z])", t))
+    alone: set[str] = set(re.findall(r"(?<![A-Za-z])(" + lc + r")(?![A-Za-z])", t))
     if len(alone) == 1:
         (x,) = alone
-        m = re.search(r"(?<![A-Za-z])" + x + r"(?![A-Za-z])", t)
-        if not _followed_by_other_letter(t, m.end(), lc):
+        first = re.search(r"(?<![A-Za-z])" + x + r"(?![A-Za-z])", t)
+        # findall just found x with this very pattern, so the search cannot miss.
+        if first is not None and not _followed_by_other_letter(t, first.end(), lc):
             return x
         return None
     if len(alone) > 1:
@@ -161,7 +199,23 @@ _ORDER_MARK = re.compile(r"顺序|排序|排列|答案|(?i:order|answer|sequence
 
 
 def extract_order(text: str, letters: Iterable[str] | str | None = None) -> tuple[str, ...] | None:
-    """The letter order a model's answer gives (e.g. ``('D', 'C', 'B', 'A')``), or None."""
+    """The letter order a model's answer gives, or None (rules in the module doc).
+
+    Args:
+        text: the model's answer.
+        letters: the letters the reference orders (others are dropped); None: A-J.
+
+    Returns:
+        The letters in the answer's order, each once, or None when fewer than two are found.
+
+    Examples:
+        >>> extract_order("正确的顺序是 D→C→B→A")
+        ('D', 'C', 'B', 'A')
+        >>> extract_order("B, A, E", letters="ABCD")
+        ('B', 'A')
+        >>> extract_order("先做A") is None
+        True
+    """
     t = _norm(text)
     valid = set(_valid_letters(list(letters)) if letters else "ABCDEFGHIJ")
     run = re.compile(r"(?<![A-Za-z])[A-Z](?:" + _SEP + r"[A-Z])+(?![A-Za-z])")
@@ -184,8 +238,25 @@ def extract_order(text: str, letters: Iterable[str] | str | None = None) -> tupl
 
 
 def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
-    """Kendall's tau-b of two rankings of the same items (ties allowed); NaN when undefined
-    (fewer than two items, or one side all tied)."""
+    """Kendall's tau-b of two rankings of the same items (ties allowed).
+
+    Args:
+        x: the first ranking's position of each item.
+        y: the second ranking's position of each item.
+
+    Returns:
+        (concordant - discordant pairs) / sqrt((pairs - ties in x) * (pairs - ties in y)); NaN
+        when undefined (fewer than two items, or one side all tied).
+
+    Raises:
+        ValueError: when the sequences differ in length.
+
+    Examples:
+        >>> kendall_tau_b([1, 2, 3], [1, 2, 3]), kendall_tau_b([1, 2, 3], [3, 2, 1])
+        (1.0, -1.0)
+        >>> round(kendall_tau_b([1, 2, 3], [1, 1, 2]), 4)   # 2 / sqrt(3 * 2)
+        0.8165
+    """
     n = len(x)
     if n != len(y):
         raise ValueError("kendall_tau_b needs two sequences of the same length")
@@ -204,8 +275,25 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 def order_tau(pred: Sequence[str] | None, ref: Sequence[str]) -> float:
-    """Tau-b between a reference order and a predicted (possibly partial) one: missing letters
-    tie for last place; None or no letter in common scores -1."""
+    """Tau-b between a reference order and a predicted, possibly partial, one.
+
+    Args:
+        pred: the predicted order (letters), or None when none could be extracted.
+        ref: the reference order.
+
+    Returns:
+        :func:`kendall_tau_b` of the reference and predicted positions of the reference's
+        letters, letters missing from the prediction tied for last place; -1.0 for None or no
+        letter in common.
+
+    Examples:
+        >>> order_tau(("D", "C", "A", "B"), "DCBA")   # one discordant pair of six
+        0.6666666666666666
+        >>> round(order_tau(("D", "C"), "DCBA"), 4)    # B and A tie last: 5 / sqrt(6 * 5)
+        0.9129
+        >>> order_tau(None, "DCBA")
+        -1.0
+    """
     if pred is None:
         return -1.0
     ref = list(dict.fromkeys(ref))
@@ -222,8 +310,21 @@ def _content_chars(text: str) -> list[str]:
 
 
 def rouge1_char_f(pred: str, ref: str) -> float:
-    """ROUGE-1 F1 on characters (clipped counts), whitespace and punctuation removed
-    (1.0 for two empty texts, 0.0 for one)."""
+    """ROUGE-1 F1 on characters (clipped counts), whitespace and punctuation removed.
+
+    Args:
+        pred: the generated text.
+        ref: the reference text.
+
+    Returns:
+        2PR/(P+R) over character counts; 1.0 for two empty texts, 0.0 when exactly one is.
+
+    Examples:
+        >>> round(rouge1_char_f("肺炎，发热", "发热"), 4)   # P = 2/4, R = 2/2
+        0.6667
+        >>> rouge1_char_f("。", "")
+        1.0
+    """
     p, r = _content_chars(pred), _content_chars(ref)
     if not p and not r:
         return 1.0
@@ -248,13 +349,31 @@ def _answer_kind(code: str, reference: str) -> tuple[str, str]:
     return "similarity", "text"
 
 
-def item_score(gold: Example, pred_text: str) -> dict:
-    """Score one item: ``{"scenario", "metric", "score" (None if unscorable), "extracted",
-    "failed" (extraction failure)}``."""
+def item_score(gold: Example, pred_text: str) -> ItemScore:
+    """Score one item.
+
+    Args:
+        gold: the item (scenario in ``meta["scenario"]`` or ``label``, options in
+            ``meta["options"]``, reference in ``target``).
+        pred_text: the model's answer.
+
+    Returns:
+        ``{"scenario", "metric", "score" (None if unscorable), "extracted", "failed"}``;
+        ``failed`` means no letter or order could be extracted.
+
+    Examples:
+        >>> from cblue_core.records import Example
+        >>> item = Example("1", 0, target="B", meta={"scenario": "ID1", "options": {"A": "x", "B": "y"}})
+        >>> item_score(item, "答案：B")
+        {'scenario': 'ID1', 'metric': 'accuracy', 'score': 1.0, 'extracted': 'B', 'failed': False}
+        >>> item_score(item, "不知道")["failed"]
+        True
+    """
     code = str(gold.meta.get("scenario") or gold.label or "")
     options = gold.meta.get("options") or {}
     metric, answer = _answer_kind(code, gold.target)
-    out = {"scenario": code, "metric": metric, "score": None, "extracted": None, "failed": False}
+    out: ItemScore = {"scenario": code, "metric": metric, "score": None, "extracted": None,
+                      "failed": False}
     if answer == "letter" or metric == "accuracy":
         ref = extract_choice(gold.target, options)
         got = extract_choice(pred_text, options)
@@ -264,12 +383,12 @@ def item_score(gold: Example, pred_text: str) -> dict:
             out["score"] = float(got == ref)
     elif answer == "order" or metric == "kendall_tau":
         ref_letters = [c for c in _norm(gold.target) if "A" <= c <= "Z"]
-        ref = list(dict.fromkeys(ref_letters))
-        got = extract_order(pred_text, ref if ref else None)
-        out["extracted"] = "".join(got) if got else None
-        out["failed"] = got is None
-        if len(ref) >= 2:
-            out["score"] = order_tau(got, ref)
+        ref_order = list(dict.fromkeys(ref_letters))
+        order = extract_order(pred_text, ref_order if ref_order else None)
+        out["extracted"] = "".join(order) if order else None
+        out["failed"] = order is None
+        if len(ref_order) >= 2:
+            out["score"] = order_tau(order, ref_order)
     elif metric == "rouge1" or answer == "keywords":
         out["score"] = rouge1_char_f(pred_text, gold.target)
     else:
@@ -278,6 +397,31 @@ def item_score(gold: Example, pred_text: str) -> dict:
 
 
 def score_climedbench(task: TaskSpec, gold: Sequence[Example], pred: Sequence[Example]) -> TaskScore:
+    """CliMedBench: per-item scores (:func:`item_score`), averaged per scenario; the headline
+    ``overall`` is the mean over the scenarios present.
+
+    Args:
+        task: the task (``get_task("CliMedBench")``).
+        gold: the items.
+        pred: the predictions, aligned with ``gold``: the model's answer in ``target``.
+
+    Returns:
+        A TaskScore with ``overall``, ``scenario:<code>``, ``dimension:<name>`` and
+        ``extraction_failure_rate``; the extracted answers in ``extra["extracted"]``.
+
+    Examples:
+        >>> from cblue_core.records import Example
+        >>> from cblue_core.tasks import get_task
+        >>> options = {"A": "x", "B": "y"}
+        >>> gold = [Example("1", 0, label="ID1", target="B", meta={"scenario": "ID1", "options": options}),
+        ...         Example("2", 1, label="SSO", target="DCBA", meta={"scenario": "SSO"})]
+        >>> pred = [Example("1", 0, target="B"), Example("2", 1, target="DCAB")]
+        >>> ts = score_climedbench(get_task("CliMedBench"), gold, pred)
+        >>> ts.metrics["scenario:ID1"], round(ts.metrics["scenario:SSO"], 4), round(ts.value, 4)
+        (1.0, 0.6667, 0.8333)
+        >>> ts.extra["extracted"]
+        ['B', 'DCAB']
+    """
     notes = check_aligned(gold, pred)
     notes.append("CliMedBench's own answer extraction, tau variant and similarity model are not "
                  "public: letters and orders are extracted by documented rules, orders scored by "
@@ -293,7 +437,7 @@ def score_climedbench(task: TaskSpec, gold: Sequence[Example], pred: Sequence[Ex
     group = np.array([gid[it["scenario"]] for it in items], dtype=np.int64)
     stats = ExampleStats.from_scores(score, weight, group, tuple(present) or ("all",), name="overall")
     metrics = {"overall": evaluate(stats, group_mean)}
-    extra: dict = {"scenarios": {}, "extraction_failures": [], "unscorable": []}
+    extra: dict[str, Any] = {"scenarios": {}, "extraction_failures": [], "unscorable": []}
     for c in present:
         metrics[f"scenario:{c}"] = evaluate(stats, one_group_mean(gid[c]))
         idx = [i for i, it in enumerate(items) if it["scenario"] == c]

@@ -6,7 +6,7 @@ by :mod:`cblue_core.metrics.promptcblue` and is not in :data:`SCORERS`.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..records import Example
 from ..tasks import TaskSpec, get_task
@@ -14,7 +14,7 @@ from . import cblue, cblue2, climedbench
 from .bootstrap import bootstrap_intervals
 from .types import TaskScore, metric_fn_for
 
-__all__ = ["SCORERS", "score", "scorer_for", "INTERVAL_METRICS"]
+__all__ = ["INTERVAL_METRICS", "SCORERS", "score", "scorer_for"]
 
 Scorer = Callable[[TaskSpec, Sequence[Example], Sequence[Example]], TaskScore]
 
@@ -55,10 +55,36 @@ def scorer_for(task: TaskSpec | str) -> Scorer:
 def score(task: TaskSpec | str, gold: Sequence[Example], pred: Sequence[Example], *,
           intervals: bool = True, n_boot: int = 1000, seed: int = 0,
           alpha: float = 0.05) -> TaskScore:
-    """Score aligned ``gold`` / ``pred`` examples for ``task``; with ``intervals``, fill
-    ``TaskScore.intervals`` with (1 - alpha) percentile bootstrap intervals (``n_boot``
-    resamples of the examples, seeded) for the headline metric, and P/R/F or accuracy /
-    macro-F1 where the task has them."""
+    """Score aligned gold and predicted examples with the task's scorer.
+
+    Args:
+        task: the task, or its name (e.g. ``"CMeEE"``); PromptCBLUE is scored by
+            :mod:`cblue_core.metrics.promptcblue` instead.
+        gold: the gold examples.
+        pred: the predictions, aligned with ``gold`` (same length and order).
+        intervals: fill ``TaskScore.intervals`` with (1 - alpha) percentile bootstrap intervals
+            for the headline metric, and P/R/F or accuracy / macro-F1 where the task has them.
+        n_boot: the number of bootstrap resamples of the examples.
+        seed: the seed of the resampling generator.
+        alpha: 1 - the coverage of the intervals.
+
+    Returns:
+        The scorer's TaskScore (metrics on the 0-1 scale), with intervals when asked for.
+
+    Raises:
+        KeyError: for a task without a scorer here.
+
+    Examples:
+        >>> from cblue_core.records import Example
+        >>> gold = [Example(str(i), i, label=x) for i, x in enumerate(["病因分析", "治疗方案", "其他", "其他"])]
+        >>> pred = [Example(str(i), i, label=x) for i, x in enumerate(["病因分析", "治疗方案", "其他", "治疗方案"])]
+        >>> ts = score("KUAKE-QIC", gold, pred, n_boot=200)
+        >>> ts.headline, ts.value
+        ('accuracy', 0.75)
+        >>> low, high = ts.intervals["accuracy"]
+        >>> 0.0 <= low <= 0.75 <= high <= 1.0
+        True
+    """
     spec = get_task(task) if isinstance(task, str) else task
     result = scorer_for(spec)(spec, list(gold), list(pred))
     if intervals and result.stats is not None and n_boot > 0:

@@ -22,10 +22,13 @@ All metric values are on the 0-1 scale (Kendall's tau, in CliMedBench, on -1..1)
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from functools import cached_property
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ class PRF:
     def predicted(self) -> int:
         return self.tp + self.fp
 
-    def __add__(self, other: "PRF") -> "PRF":
+    def __add__(self, other: PRF) -> PRF:
         return PRF(self.tp + other.tp, self.fp + other.fp, self.fn + other.fn)
 
     def to_dict(self) -> dict[str, float]:
@@ -83,6 +86,29 @@ class Aggregate:
     units: np.ndarray | None = None       # (B,) labelled units (missing predictions included)
     sums: np.ndarray | None = None        # (B, G) weighted score sums per group
     weights: np.ndarray | None = None     # (B, G) weight sums per group
+
+    def counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(tp, fp, fn)`` of a ``counts`` aggregate."""
+        return (_need(self.tp, "tp", self.kind), _need(self.fp, "fp", self.kind),
+                _need(self.fn, "fn", self.kind))
+
+    def label_counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(gold_count, pred_count, correct)`` of a ``labels`` aggregate."""
+        return (_need(self.gold_count, "gold_count", self.kind),
+                _need(self.pred_count, "pred_count", self.kind),
+                _need(self.correct, "correct", self.kind))
+
+    def score_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(sums, weights)`` of a ``scores`` aggregate."""
+        return _need(self.sums, "sums", self.kind), _need(self.weights, "weights", self.kind)
+
+
+def _need(arr: np.ndarray | None, name: str, kind: str) -> np.ndarray:
+    # The array fields are optional because each kind fills only its own; asking a kind for
+    # another kind's array is a programming error worth a clear message.
+    if arr is None:
+        raise ValueError(f"{kind!r} statistics have no {name!r}")
+    return arr
 
 
 @dataclass(eq=False, repr=False)
@@ -112,59 +138,75 @@ class ExampleStats:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_counts(cls, tp, fp, fn) -> "ExampleStats":
-        tp, fp, fn = (np.asarray(a, dtype=np.int64) for a in (tp, fp, fn))
-        return cls("counts", len(tp), tp=tp, fp=fp, fn=fn)
+    def from_counts(cls, tp: npt.ArrayLike, fp: npt.ArrayLike, fn: npt.ArrayLike) -> ExampleStats:
+        tp_, fp_, fn_ = (np.asarray(a, dtype=np.int64) for a in (tp, fp, fn))
+        return cls("counts", len(tp_), tp=tp_, fp=fp_, fn=fn_)
 
     @classmethod
-    def from_labels(cls, gold: np.ndarray, pred: np.ndarray, labels: tuple[str, ...],
-                    n: int | None = None, unit: np.ndarray | None = None) -> "ExampleStats":
-        gold = np.asarray(gold, dtype=np.int64)
-        pred = np.asarray(pred, dtype=np.int64)
-        if unit is not None:
-            unit = np.asarray(unit, dtype=np.int64)
-        return cls("labels", len(gold) if n is None else n, gold=gold, pred=pred, unit=unit,
+    def from_labels(cls, gold: npt.ArrayLike, pred: npt.ArrayLike, labels: tuple[str, ...],
+                    n: int | None = None, unit: npt.ArrayLike | None = None) -> ExampleStats:
+        gold_ = np.asarray(gold, dtype=np.int64)
+        pred_ = np.asarray(pred, dtype=np.int64)
+        unit_ = None if unit is None else np.asarray(unit, dtype=np.int64)
+        return cls("labels", len(gold_) if n is None else n, gold=gold_, pred=pred_, unit=unit_,
                    labels=tuple(labels))
 
     @classmethod
-    def from_scores(cls, score, weight=None, group=None, groups: tuple[str, ...] = (),
-                    name: str = "") -> "ExampleStats":
+    def from_scores(cls, score: npt.ArrayLike, weight: npt.ArrayLike | None = None,
+                    group: npt.ArrayLike | None = None, groups: tuple[str, ...] = (),
+                    name: str = "") -> ExampleStats:
         """``name``: the metric the (group) mean is reported as, e.g. ``rouge_l``, ``overall``."""
-        score = np.asarray(score, dtype=np.float64)
-        weight = np.ones_like(score) if weight is None else np.asarray(weight, dtype=np.float64)
-        group = np.zeros(len(score), dtype=np.int64) if group is None else np.asarray(group, dtype=np.int64)
-        return cls("scores", len(score), score=score, weight=weight, group=group,
+        score_ = np.asarray(score, dtype=np.float64)
+        weight_ = np.ones_like(score_) if weight is None else np.asarray(weight, dtype=np.float64)
+        group_ = (np.zeros(len(score_), dtype=np.int64) if group is None
+                  else np.asarray(group, dtype=np.int64))
+        return cls("scores", len(score_), score=score_, weight=weight_, group=group_,
                    groups=tuple(groups) or ("all",), name=name)
+
+    # ------------------------------------------------------------------ typed field access
+    def counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-example ``(tp, fp, fn)`` of ``counts`` statistics."""
+        return (_need(self.tp, "tp", self.kind), _need(self.fp, "fp", self.kind),
+                _need(self.fn, "fn", self.kind))
+
+    def label_ids(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-unit ``(gold, pred)`` label ids of ``labels`` statistics."""
+        return _need(self.gold, "gold", self.kind), _need(self.pred, "pred", self.kind)
+
+    def scores(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-example ``(score, weight, group)`` of ``scores`` statistics."""
+        return (_need(self.score, "score", self.kind), _need(self.weight, "weight", self.kind),
+                _need(self.group, "group", self.kind))
 
     # ------------------------------------------------------------------ aggregation
     def all_indices(self) -> np.ndarray:
         return np.arange(self.n, dtype=np.int64)[None, :]
 
-    def aggregate(self, idx: np.ndarray | None = None) -> Aggregate:
+    def aggregate(self, idx: npt.ArrayLike | None = None) -> Aggregate:
         """Sum the statistics over each row of ``idx`` ((B, n) example indices; None = all)."""
-        if idx is None:
-            idx = self.all_indices()
-        idx = np.asarray(idx)
-        if idx.ndim == 1:
-            idx = idx[None, :]
-        b = idx.shape[0]
+        rows = self.all_indices() if idx is None else np.asarray(idx)
+        if rows.ndim == 1:
+            rows = rows[None, :]
+        b = rows.shape[0]
         if self.kind == "counts":
             if self.n == 0:
                 z = np.zeros(b, dtype=np.int64)
                 return Aggregate("counts", tp=z, fp=z, fn=z)
-            return Aggregate("counts", tp=self.tp[idx].sum(axis=1), fp=self.fp[idx].sum(axis=1),
-                             fn=self.fn[idx].sum(axis=1))
+            tp, fp, fn = self.counts()
+            return Aggregate("counts", tp=tp[rows].sum(axis=1), fp=fp[rows].sum(axis=1),
+                             fn=fn[rows].sum(axis=1))
         if self.kind == "labels":
-            return self._aggregate_labels(idx, b)
+            return self._aggregate_labels(rows, b)
         if self.kind == "scores":
             g = max(len(self.groups), 1)
             if self.n == 0:
-                z = np.zeros((b, g))
-                return Aggregate("scores", sums=z, weights=z)
+                z2 = np.zeros((b, g))
+                return Aggregate("scores", sums=z2, weights=z2)
+            score, weight, group = self.scores()
             off = (np.arange(b, dtype=np.int64) * g)[:, None]
-            keys = (self.group[idx] + off).ravel()
-            w = self.weight[idx].ravel()
-            sums = np.bincount(keys, weights=w * self.score[idx].ravel(), minlength=b * g)
+            keys = (group[rows] + off).ravel()
+            w = weight[rows].ravel()
+            sums = np.bincount(keys, weights=w * score[rows].ravel(), minlength=b * g)
             wsum = np.bincount(keys, weights=w, minlength=b * g)
             return Aggregate("scores", sums=sums.reshape(b, g), weights=wsum.reshape(b, g))
         raise ValueError(f"unknown stats kind {self.kind!r}")
@@ -178,8 +220,9 @@ class ExampleStats:
                 z = np.zeros((b, nl), dtype=np.int64)
                 return Aggregate("labels", gold_count=z, pred_count=z, correct=z,
                                  units=np.zeros(b, dtype=np.int64))
-            g = self.gold[idx]
-            p = self.pred[idx]
+            gold, pred = self.label_ids()
+            g = gold[idx]
+            p = pred[idx]
             off = (np.arange(b, dtype=np.int64) * nl)[:, None]
             gold_count = np.bincount((g + off).ravel(), minlength=b * nl).reshape(b, nl)
             has = p >= 0
@@ -191,112 +234,121 @@ class ExampleStats:
                              correct=correct, units=units)
         # Several units per example (dialogue turns): per-example count matrices, then the
         # resample weights (how often each example was drawn) times those matrices.
-        mats = self._unit_matrices()
+        gm, pm, cm, um = self._unit_matrices
         w = np.bincount((idx + (np.arange(b, dtype=np.int64) * self.n)[:, None]).ravel(),
                         minlength=b * self.n).reshape(b, self.n).astype(np.float64)
-        gc, pc, cc, uc = (w @ m for m in mats)
-        return Aggregate("labels", gold_count=gc, pred_count=pc, correct=cc, units=uc[:, 0])
+        return Aggregate("labels", gold_count=w @ gm, pred_count=w @ pm, correct=w @ cm,
+                         units=(w @ um)[:, 0])
 
-    def _unit_matrices(self) -> tuple[np.ndarray, ...]:
-        cache = getattr(self, "_mats", None)
-        if cache is not None:
-            return cache
+    @cached_property
+    def _unit_matrices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        # Cached: every bootstrap block multiplies by the same per-example matrices.
+        gold, pred = self.label_ids()
+        unit = _need(self.unit, "unit", self.kind)
         nl = max(len(self.labels), 1)
         n = self.n
-        gm = np.bincount(self.unit * nl + self.gold, minlength=n * nl).reshape(n, nl)
-        has = self.pred >= 0
-        pm = np.bincount((self.unit * nl + self.pred)[has], minlength=n * nl).reshape(n, nl)
-        ok = self.gold == self.pred
-        cm = np.bincount((self.unit * nl + self.gold)[ok], minlength=n * nl).reshape(n, nl)
-        um = np.bincount(self.unit, minlength=n).reshape(n, 1)
-        mats = tuple(m.astype(np.float64) for m in (gm, pm, cm, um))
-        object.__setattr__(self, "_mats", mats)
-        return mats
+        gm = np.bincount(unit * nl + gold, minlength=n * nl).reshape(n, nl)
+        has = pred >= 0
+        pm = np.bincount((unit * nl + pred)[has], minlength=n * nl).reshape(n, nl)
+        ok = gold == pred
+        cm = np.bincount((unit * nl + gold)[ok], minlength=n * nl).reshape(n, nl)
+        um = np.bincount(unit, minlength=n).reshape(n, 1)
+        return (gm.astype(np.float64), pm.astype(np.float64), cm.astype(np.float64),
+                um.astype(np.float64))
 
-    def subset(self, examples: np.ndarray | list[int]) -> "ExampleStats":
+    def subset(self, examples: npt.ArrayLike) -> ExampleStats:
         """Statistics of a subset of examples (e.g. a slice), renumbered 0..k-1."""
         ex = np.asarray(examples, dtype=np.int64)
         if self.kind == "counts":
-            return ExampleStats.from_counts(self.tp[ex], self.fp[ex], self.fn[ex])
+            tp, fp, fn = self.counts()
+            return ExampleStats.from_counts(tp[ex], fp[ex], fn[ex])
         if self.kind == "scores":
-            return ExampleStats.from_scores(self.score[ex], self.weight[ex], self.group[ex], self.groups,
-                                            self.name)
+            score, weight, group = self.scores()
+            return ExampleStats.from_scores(score[ex], weight[ex], group[ex], self.groups, self.name)
+        gold, pred = self.label_ids()
         if self.unit is None:
-            return ExampleStats.from_labels(self.gold[ex], self.pred[ex], self.labels)
+            return ExampleStats.from_labels(gold[ex], pred[ex], self.labels)
         remap = np.full(self.n, -1, dtype=np.int64)
         remap[ex] = np.arange(len(ex))
         keep = remap[self.unit] >= 0
-        return ExampleStats.from_labels(self.gold[keep], self.pred[keep], self.labels,
+        return ExampleStats.from_labels(gold[keep], pred[keep], self.labels,
                                         n=len(ex), unit=remap[self.unit[keep]])
 
 
 # ---------------------------------------------------------------------- metric functions
 # Each maps an Aggregate to a (B,) float array. They are what bootstrap.py resamples.
 
-def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    out = np.zeros(np.broadcast(a, b).shape)
-    np.divide(a, b, out=out, where=b != 0)
+def _div(a: npt.ArrayLike, b: npt.ArrayLike) -> np.ndarray:
+    num = np.asarray(a, dtype=np.float64)
+    den = np.asarray(b, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den != 0)
     return out
 
 
 def micro_precision(agg: Aggregate) -> np.ndarray:
-    return _div(agg.tp, agg.tp + agg.fp)
+    tp, fp, _ = agg.counts()
+    return _div(tp, tp + fp)
 
 
 def micro_recall(agg: Aggregate) -> np.ndarray:
-    return _div(agg.tp, agg.tp + agg.fn)
+    tp, _, fn = agg.counts()
+    return _div(tp, tp + fn)
 
 
 def micro_f1(agg: Aggregate) -> np.ndarray:
-    return _div(2 * agg.tp, 2 * agg.tp + agg.fp + agg.fn)
+    tp, fp, fn = agg.counts()
+    return _div(2 * tp, 2 * tp + fp + fn)
 
 
 def accuracy(agg: Aggregate) -> np.ndarray:
-    return _div(agg.correct.sum(axis=1), agg.units)
-
-
-def _present(agg: Aggregate) -> np.ndarray:
-    # scikit-learn's label set: the sorted union of the labels that occur in y_true or y_pred.
-    return (agg.gold_count + agg.pred_count) > 0
+    _, _, correct = agg.label_counts()
+    return _div(correct.sum(axis=1), _need(agg.units, "units", agg.kind))
 
 
 def _macro(per_label: np.ndarray, agg: Aggregate) -> np.ndarray:
-    present = _present(agg)
+    gold_count, pred_count, _ = agg.label_counts()
+    # scikit-learn's label set: the sorted union of the labels that occur in y_true or y_pred.
+    present = (gold_count + pred_count) > 0
     k = present.sum(axis=1)
     return _div(np.where(present, per_label, 0.0).sum(axis=1), k)
 
 
 def macro_precision(agg: Aggregate) -> np.ndarray:
-    return _macro(_div(agg.correct, agg.pred_count), agg)
+    _, pred_count, correct = agg.label_counts()
+    return _macro(_div(correct, pred_count), agg)
 
 
 def macro_recall(agg: Aggregate) -> np.ndarray:
-    return _macro(_div(agg.correct, agg.gold_count), agg)
+    gold_count, _, correct = agg.label_counts()
+    return _macro(_div(correct, gold_count), agg)
 
 
 def macro_f1(agg: Aggregate) -> np.ndarray:
     """scikit-learn ``f1_score(average='macro')`` with default ``zero_division``: per-label
     F = 2tp / (gold + pred) (0 when tp = 0), averaged over the labels present in gold or pred."""
-    return _macro(_div(2 * agg.correct, agg.gold_count + agg.pred_count), agg)
+    gold_count, pred_count, correct = agg.label_counts()
+    return _macro(_div(2 * correct, gold_count + pred_count), agg)
 
 
 def mean_score(agg: Aggregate) -> np.ndarray:
     """Weighted mean of the per-example scores over all groups."""
-    return _div(agg.sums.sum(axis=1), agg.weights.sum(axis=1))
+    sums, weights = agg.score_sums()
+    return _div(sums.sum(axis=1), weights.sum(axis=1))
 
 
 def group_mean(agg: Aggregate) -> np.ndarray:
     """Mean over the groups present (weight > 0) of each group's weighted mean score."""
-    present = agg.weights > 0
-    means = _div(agg.sums, agg.weights)
+    sums, weights = agg.score_sums()
+    present = weights > 0
+    means = _div(sums, weights)
     return _div(np.where(present, means, 0.0).sum(axis=1), present.sum(axis=1))
 
 
 def one_group_mean(group_id: int) -> Callable[[Aggregate], np.ndarray]:
     def fn(agg: Aggregate) -> np.ndarray:
-        return _div(agg.sums[:, group_id], agg.weights[:, group_id])
+        sums, weights = agg.score_sums()
+        return _div(sums[:, group_id], weights[:, group_id])
     fn.__name__ = f"group_{group_id}_mean"
     return fn
 
@@ -318,7 +370,7 @@ def metric_fn_for(stats: ExampleStats, name: str) -> MetricFn | None:
     if stats.kind == "labels":
         return LABEL_METRICS.get(name)
     if stats.kind == "scores":
-        if name.startswith("scenario:") or name.startswith("group:"):
+        if name.startswith(("scenario:", "group:")):
             g = name.split(":", 1)[1]
             return one_group_mean(stats.groups.index(g)) if g in stats.groups else None
         if name in (stats.name, "mean"):

@@ -8,8 +8,16 @@ import numpy as np
 import pytest
 
 from cblue_core.metrics.bootstrap import bootstrap_interval, bootstrap_intervals, paired_bootstrap
-from cblue_core.metrics.types import (PRF, ExampleStats, accuracy, evaluate, group_mean,
-                                      macro_f1, mean_score, micro_f1)
+from cblue_core.metrics.types import (
+    PRF,
+    ExampleStats,
+    accuracy,
+    evaluate,
+    group_mean,
+    macro_f1,
+    mean_score,
+    micro_f1,
+)
 
 
 def _counts(n=400, seed=0):

@@ -6,8 +6,13 @@ import math
 
 import pytest
 
-from cblue_core.metrics.climedbench import (extract_choice, extract_order, kendall_tau_b,
-                                            order_tau, rouge1_char_f)
+from cblue_core.metrics.climedbench import (
+    extract_choice,
+    extract_order,
+    kendall_tau_b,
+    order_tau,
+    rouge1_char_f,
+)
 from cblue_core.metrics.registry import score
 from cblue_core.records import Example
 

@@ -18,17 +18,56 @@ scorer depends on), ``stats`` (official per-sample statistics), ``clean`` (clean
 it differs), ``evaluation`` (record matching and the combined result).
 """
 from .clean import CleanScore, CleanTaskScore, clean_scores, clean_task_score
-from .evaluation import (PromptCBLUEEvaluation, PromptCBLUEInputError, SampleIdError, TaskMismatchError,
-                         evaluate_promptcblue, metric_from_stats, sample_stats)
+from .evaluation import (
+                         PromptCBLUEEvaluation,
+                         PromptCBLUEInputError,
+                         SampleIdError,
+                         TaskMismatchError,
+                         evaluate_promptcblue,
+                         metric_from_stats,
+                         sample_stats,
+)
 from .official import OfficialError, OfficialScore, TaskScore, score_structured, score_task
-from .parse import (ParsedAnswer, ParseIssue, PromptParseError, StructuredParse, UnknownTaskError,
-                    parse_generation, parse_record, structure, structure_with_issues)
+from .parse import (
+                         ParsedAnswer,
+                         ParseIssue,
+                         PromptParseError,
+                         StructuredParse,
+                         UnknownTaskError,
+                         parse_generation,
+                         parse_record,
+                         structure,
+                         structure_with_issues,
+)
 from .tasks import PARSER_TASKS, SCORER_TASKS, canonical_task
 
 __all__ = [
-    "evaluate_promptcblue", "PromptCBLUEEvaluation", "PromptCBLUEInputError", "SampleIdError",
-    "TaskMismatchError", "score_structured", "score_task", "OfficialScore", "OfficialError", "TaskScore",
-    "clean_scores", "clean_task_score", "CleanScore", "CleanTaskScore", "sample_stats", "metric_from_stats",
-    "structure", "structure_with_issues", "parse_generation", "parse_record", "ParsedAnswer", "ParseIssue",
-    "PromptParseError", "UnknownTaskError", "StructuredParse", "PARSER_TASKS", "SCORER_TASKS", "canonical_task",
+                         "PARSER_TASKS",
+                         "SCORER_TASKS",
+                         "CleanScore",
+                         "CleanTaskScore",
+                         "OfficialError",
+                         "OfficialScore",
+                         "ParseIssue",
+                         "ParsedAnswer",
+                         "PromptCBLUEEvaluation",
+                         "PromptCBLUEInputError",
+                         "PromptParseError",
+                         "SampleIdError",
+                         "StructuredParse",
+                         "TaskMismatchError",
+                         "TaskScore",
+                         "UnknownTaskError",
+                         "canonical_task",
+                         "clean_scores",
+                         "clean_task_score",
+                         "evaluate_promptcblue",
+                         "metric_from_stats",
+                         "parse_generation",
+                         "parse_record",
+                         "sample_stats",
+                         "score_structured",
+                         "score_task",
+                         "structure",
+                         "structure_with_issues",
 ]

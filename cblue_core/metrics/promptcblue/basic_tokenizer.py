@@ -13,9 +13,8 @@ Steps, as in transformers 5.24 (the version the reference outputs were made with
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import unicodedata
+from functools import lru_cache
 
 __all__ = ["basic_tokenize", "tokenized_text"]
 

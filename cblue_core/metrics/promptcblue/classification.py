@@ -11,15 +11,24 @@ averages, without scikit-learn.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Hashable, Sequence
+from typing import Any, Protocol
 
-__all__ = ["ClassCounts", "class_counts", "report_averages", "pairwise_sum"]
+__all__ = ["ClassCounts", "ClassLabel", "class_counts", "pairwise_sum", "report_averages"]
+
+
+class ClassLabel(Protocol):
+    """What scikit-learn needs of a label: hashable (a set of classes) and orderable (sorted)."""
+
+    def __hash__(self) -> int: ...
+
+    def __lt__(self, other: Any, /) -> bool: ...
 
 
 @dataclass(frozen=True)
 class ClassCounts:
-    label: Hashable
+    label: ClassLabel
     tp: int
     predicted: int
     support: int
@@ -63,7 +72,7 @@ def pairwise_sum(values: Sequence[float]) -> float:
     return pairwise_sum(values[:half]) + pairwise_sum(values[half:])
 
 
-def class_counts(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> list[ClassCounts]:
+def class_counts(gold: Sequence[ClassLabel], pred: Sequence[ClassLabel]) -> list[ClassCounts]:
     """Per-class counts over the sorted union of labels (scikit-learn's ``unique_labels``)."""
     if len(gold) != len(pred):
         raise ValueError(f"Found input variables with inconsistent numbers of samples: [{len(gold)}, {len(pred)}]")
@@ -84,7 +93,8 @@ def class_counts(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> list[Cla
     return [ClassCounts(lab, tp[lab], predicted[lab], support[lab]) for lab in labels]
 
 
-def report_averages(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> dict[str, tuple[float, float, float]]:
+def report_averages(gold: Sequence[ClassLabel],
+                    pred: Sequence[ClassLabel]) -> dict[str, tuple[float, float, float]]:
     """``{"macro avg": (P, R, F), "weighted avg": (P, R, F)}`` as classification_report gives."""
     classes = class_counts(gold, pred)
     n = len(classes)
@@ -94,5 +104,5 @@ def report_averages(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> dict[
     weights = [float(c.support) for c in classes]
     total = pairwise_sum(weights)
     macro = (pairwise_sum(ps) / n, pairwise_sum(rs) / n, pairwise_sum(fs) / n)
-    weighted = tuple(pairwise_sum([v * w for v, w in zip(vals, weights)]) / total for vals in (ps, rs, fs))
-    return {"macro avg": macro, "weighted avg": weighted}  # type: ignore[dict-item]
+    wp, wr, wf = (pairwise_sum([v * w for v, w in zip(vals, weights)]) / total for vals in (ps, rs, fs))
+    return {"macro avg": macro, "weighted avg": (wp, wr, wf)}

@@ -52,16 +52,25 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from .basic_tokenizer import basic_tokenize
 from .rouge import RougeF, lcs_length
 from .tasks import CLS_LABELS, MACRO_CLS_TASKS, SCORER_TASKS, canonical_task, task_kind
 from .text2dt import TreeCounts, sanitize_tree, tree_counts
 
-__all__ = ["CleanTaskScore", "CleanScore", "clean_sample_stats", "clean_metric_from_stats",
-           "clean_task_score", "clean_scores", "clean_instance_key", "clean_rouge"]
+__all__ = [
+    "CleanScore",
+    "CleanTaskScore",
+    "clean_instance_key",
+    "clean_metric_from_stats",
+    "clean_rouge",
+    "clean_sample_stats",
+    "clean_scores",
+    "clean_task_score",
+]
 
 
 @dataclass(frozen=True)
@@ -79,7 +88,7 @@ class CleanTaskScore:
     def score(self) -> float:
         return self.value * 100
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"metric": self.metric, "score": self.score, "n": self.n, **self.details}
 
 
@@ -95,7 +104,7 @@ class CleanScore:
             return None
         return sum(s.value for s in self.per_task.values()) / len(self.per_task) * 100
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"score": self.score, "tasks": {t: s.to_json() for t, s in self.per_task.items()},
                 "parse_failures": {t: dict(c) for t, c in self.parse_issues.items()}}
 
@@ -112,7 +121,7 @@ def _canon(value: Any) -> Any:
     return value
 
 
-def _is_empty_instance(inst: Mapping) -> bool:
+def _is_empty_instance(inst: Mapping[str, Any]) -> bool:
     return all(v in ("", None) or v == [] for v in inst.values())
 
 
@@ -135,7 +144,7 @@ def _ratio(num: float, den: float, all_empty: bool) -> float:
     return 1.0 if all_empty else 0.0
 
 
-def _ie_metric(stats: Sequence) -> dict[str, float]:
+def _ie_metric(stats: Sequence[tuple[Any, ...]]) -> dict[str, float]:
     tp = sum(s[0] for s in stats)
     fp = sum(s[1] for s in stats)
     fn = sum(s[2] for s in stats)
@@ -147,7 +156,7 @@ def _ie_metric(stats: Sequence) -> dict[str, float]:
 # --------------------------------------------------------------------------- classification
 
 
-def _cls_metric(task: str, stats: Sequence) -> dict[str, float]:
+def _cls_metric(task: str, stats: Sequence[tuple[Any, ...]]) -> dict[str, float]:
     n = len(stats)
     if n == 0:
         raise ValueError(f"{task}: no samples to score")
@@ -202,7 +211,7 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _rouge_metric(stats: Sequence) -> dict[str, float]:
+def _rouge_metric(stats: Sequence[tuple[Any, ...]]) -> dict[str, float]:
     pairs = [r for s in stats for r in s]
     if not pairs:
         raise ValueError("no text pairs to score")
@@ -218,7 +227,7 @@ class CleanTreeStats(NamedTuple):
     dropped: int
 
 
-def _tree_metric(stats: Sequence) -> dict[str, float]:
+def _tree_metric(stats: Sequence[tuple[Any, ...]]) -> dict[str, float]:
     if not stats:
         raise ValueError("no trees to score")
     tot = [sum(s[0][i] for s in stats) for i in range(12)]
@@ -250,7 +259,8 @@ def _main_metric(task: str) -> str:
     return _MAIN[kind]
 
 
-def clean_sample_stats(task: str, gold: Sequence[Mapping], pred: Sequence[Mapping]) -> list:
+def clean_sample_stats(task: str, gold: Sequence[Mapping[str, Any]],
+                       pred: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
     """One clean-mode statistic per sample: ``(tp, fp, fn)`` for IE, ``(gold, pred)`` for
     classification, a tuple of :class:`~.rouge.RougeF` for ROUGE tasks, ``CleanTreeStats``
     for Text2DT. Samples are aligned by position and must carry the same ``sample_id``."""
@@ -258,7 +268,7 @@ def clean_sample_stats(task: str, gold: Sequence[Mapping], pred: Sequence[Mappin
     kind = task_kind(task)
     if len(gold) != len(pred):
         raise ValueError(f"{task}: {len(gold)} gold vs {len(pred)} predicted samples")
-    out: list = []
+    out: list[tuple[Any, ...]] = []
     for g, p in zip(gold, pred):
         if g.get("sample_id") != p.get("sample_id"):
             raise ValueError(f"{task}: sample ids differ: {g.get('sample_id')!r} vs {p.get('sample_id')!r}")
@@ -280,7 +290,7 @@ def clean_sample_stats(task: str, gold: Sequence[Mapping], pred: Sequence[Mappin
     return out
 
 
-def clean_metric_from_stats(task: str, stats: Sequence) -> CleanTaskScore:
+def clean_metric_from_stats(task: str, stats: Sequence[tuple[Any, ...]]) -> CleanTaskScore:
     """The clean task score from per-sample statistics (any subset or resample)."""
     task = canonical_task(task)
     kind = task_kind(task)
@@ -295,11 +305,13 @@ def clean_metric_from_stats(task: str, stats: Sequence) -> CleanTaskScore:
     return CleanTaskScore(task=task, metric=_main_metric(task), details=details, n=len(stats))
 
 
-def clean_task_score(task: str, gold: Sequence[Mapping], pred: Sequence[Mapping]) -> CleanTaskScore:
+def clean_task_score(task: str, gold: Sequence[Mapping[str, Any]],
+                     pred: Sequence[Mapping[str, Any]]) -> CleanTaskScore:
     return clean_metric_from_stats(task, clean_sample_stats(task, gold, pred))
 
 
-def clean_scores(gold: Mapping[str, Sequence[Mapping]], pred: Mapping[str, Sequence[Mapping]],
+def clean_scores(gold: Mapping[str, Sequence[Mapping[str, Any]]],
+                 pred: Mapping[str, Sequence[Mapping[str, Any]]],
                  *, tasks: Sequence[str] | None = None,
                  parse_issues: Mapping[str, Mapping[str, int]] | None = None) -> CleanScore:
     """Clean scores of every task that has gold samples (or of ``tasks``), scorer order.

@@ -4,8 +4,9 @@ with the official post-processor, score officially and cleanly, expose per-sampl
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from .clean import CleanScore, CleanTaskScore, clean_metric_from_stats, clean_sample_stats, clean_scores
 from .official import OfficialError, OfficialScore, TaskScore, failed, score_structured, score_task
@@ -13,8 +14,15 @@ from .parse import StructuredParse, structure_with_issues
 from .stats import official_metric_from_stats, official_sample_stats
 from .tasks import SCORER_TASKS, canonical_task
 
-__all__ = ["PromptCBLUEInputError", "SampleIdError", "TaskMismatchError", "PromptCBLUEEvaluation",
-           "evaluate_promptcblue", "sample_stats", "metric_from_stats"]
+__all__ = [
+    "PromptCBLUEEvaluation",
+    "PromptCBLUEInputError",
+    "SampleIdError",
+    "TaskMismatchError",
+    "evaluate_promptcblue",
+    "metric_from_stats",
+    "sample_stats",
+]
 
 PARSE_CRASH_CODE = -1
 PARSE_CRASH_DETAIL = "The reference post-processor would crash on the predictions (no results.json)."
@@ -55,7 +63,7 @@ class TaskMismatchError(PromptCBLUEInputError):
         super().__init__(f"prediction task differs from gold for {len(self.mismatches)} sample(s): {shown}")
 
 
-def _ids(records: Sequence[Mapping]) -> tuple[list[str], int]:
+def _ids(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], int]:
     ids, without = [], 0
     for r in records:
         if "sample_id" in r:
@@ -65,7 +73,7 @@ def _ids(records: Sequence[Mapping]) -> tuple[list[str], int]:
     return ids, without
 
 
-def _align(gold: Sequence[Mapping], pred: Sequence[Mapping]) -> list[Mapping]:
+def _align(gold: Sequence[Mapping[str, Any]], pred: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     gold_ids, gold_without = _ids(gold)
     pred_ids, pred_without = _ids(pred)
     gold_dup = [i for i, c in Counter(gold_ids).items() if c > 1]
@@ -124,11 +132,11 @@ class PromptCBLUEEvaluation:
         counts = self.pred_parse.issue_counts()
         return {t: counts.get(t, {"error": 0, "dropped": 0, "invalid": 0}) for t in self.present_tasks}
 
-    def sample_stats(self, mode: str = "official") -> dict[str, list]:
+    def sample_stats(self, mode: str = "official") -> dict[str, list[tuple[Any, ...]]]:
         """Per-task lists of per-sample statistics (see :func:`sample_stats`)."""
         return sample_stats(self.gold_parse.results, self.pred_parse.results, mode=mode, tasks=self.present_tasks)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         err = self.official.error
         return {
             "score": self.score,
@@ -147,15 +155,44 @@ class PromptCBLUEEvaluation:
 
 def evaluate_promptcblue(gold_records: Sequence[Mapping[str, Any]], pred_records: Sequence[Mapping[str, Any]],
                          *, on_parse_error: str = "fail") -> PromptCBLUEEvaluation:
-    """Score prompt-record predictions against prompt-record gold, matched by ``sample_id``.
+    r"""Score prompt-record predictions against prompt-record gold, matched by ``sample_id``.
 
     The gold records' ``task_dataset`` and ``answer_choices`` drive the parse of each
-    prediction's ``target`` (a prediction that names another task raises
-    :class:`TaskMismatchError`; missing/extra/duplicate ids raise :class:`SampleIdError`).
-    Gold must parse cleanly (else :class:`~.parse.PromptParseError`). Where the official
-    post-processor would crash on a prediction, ``on_parse_error="fail"`` makes the official
-    result unsuccessful (error code -1) as the official pipeline would be, and
-    ``"skip"`` scores it with the offending lines skipped. Clean mode always skips and counts.
+    prediction's ``target``. Gold must parse cleanly (else :class:`~.parse.PromptParseError`).
+    Where the official post-processor would crash on a prediction, ``on_parse_error="fail"``
+    makes the official result unsuccessful (error code -1), as the official pipeline would be,
+    and ``"skip"`` scores it with the offending lines skipped. Clean mode always skips and counts.
+
+    Args:
+        gold_records: PromptCBLUE records (``sample_id``, ``task_dataset``, ``answer_choices``,
+            ``target``: the gold generation).
+        pred_records: the predictions: ``sample_id`` and ``target`` (the model's generation);
+            ``task_dataset``, when present, must name the gold record's task.
+        on_parse_error: ``"fail"`` or ``"skip"`` (see above).
+
+    Returns:
+        A :class:`PromptCBLUEEvaluation`: ``.score`` the official overall score (0-100; None
+        unless all 18 tasks are present and scorable), ``.tasks`` the official score of each
+        present task, ``.clean`` the clean scores, ``.parse_failures`` and ``.to_json()``.
+
+    Raises:
+        SampleIdError: missing, extra or duplicate ``sample_id`` values.
+        TaskMismatchError: a prediction names another task than its gold record.
+
+    Examples:
+        Gold entities 肺炎 (疾病) and 发热 (临床表现); the prediction finds 肺炎 and invents 咳嗽,
+        so P = R = F1 = 1/2:
+
+        >>> gold = [{"sample_id": "s1", "task_dataset": "CMeEE-V2", "answer_choices": ["疾病", "临床表现"],
+        ...          "target": "上述句子中的实体包含：\n疾病实体：肺炎\n临床表现实体：发热"}]
+        >>> pred = [{"sample_id": "s1", "target": "上述句子中的实体包含：\n疾病实体：肺炎，咳嗽"}]
+        >>> ev = evaluate_promptcblue(gold, pred)
+        >>> ev.tasks["CMeEE-V2"].score, ev.clean.per_task["CMeEE-V2"].score
+        (50.0, 50.0)
+        >>> ev.score is None   # the official overall score needs all 18 tasks
+        True
+        >>> ev.parse_failures
+        {'CMeEE-V2': {'error': 0, 'dropped': 0, 'invalid': 0}}
     """
     if on_parse_error not in ("fail", "skip"):
         raise ValueError("on_parse_error must be 'fail' or 'skip'")
@@ -194,8 +231,9 @@ def evaluate_promptcblue(gold_records: Sequence[Mapping[str, Any]], pred_records
                                  gold_parse=gold_parse, pred_parse=pred_parse, present_tasks=present)
 
 
-def sample_stats(gold: Mapping[str, Sequence[Mapping]], pred: Mapping[str, Sequence[Mapping]], *,
-                 mode: str = "official", tasks: Iterable[str] | None = None) -> dict[str, list]:
+def sample_stats(gold: Mapping[str, Sequence[Mapping[str, Any]]],
+                 pred: Mapping[str, Sequence[Mapping[str, Any]]], *, mode: str = "official",
+                 tasks: Iterable[str] | None = None) -> dict[str, list[tuple[Any, ...]]]:
     """Per-task lists of per-sample statistics from two ``results.json``-shaped dicts.
 
     ``mode="official"``: :func:`~.stats.official_sample_stats`; ``"clean"``:
@@ -209,7 +247,8 @@ def sample_stats(gold: Mapping[str, Sequence[Mapping]], pred: Mapping[str, Seque
     return {t: fn(t, gold.get(t, []), pred.get(t, [])) for t in names}
 
 
-def metric_from_stats(task: str, stats: Sequence, *, mode: str = "official") -> TaskScore | CleanTaskScore:
+def metric_from_stats(task: str, stats: Sequence[tuple[Any, ...]], *,
+                      mode: str = "official") -> TaskScore | CleanTaskScore:
     """A task's score from per-sample statistics (official :class:`TaskScore` or clean
     :class:`CleanTaskScore`)."""
     if mode == "official":

@@ -16,24 +16,46 @@ reproduced word for word (e.g. for an empty task or mixed label types).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from . import text2dt as _t2dt
 from .basic_tokenizer import tokenized_text
 from .classification import report_averages
 from .rouge import RougeF, rouge_avg, rouge_pair_scores
-from .tasks import (CLS_LABELS, ERROR_MESSAGES, MACRO_CLS_TASKS, MAIN_METRIC, SCORE_JSON_KEYS,
-                    SCORER_TASKS, task_kind)
+from .tasks import (
+    CLS_LABELS,
+    ERROR_MESSAGES,
+    MACRO_CLS_TASKS,
+    MAIN_METRIC,
+    SCORE_JSON_KEYS,
+    SCORER_TASKS,
+    task_kind,
+)
 
 __all__ = [
-    "TaskScore", "OfficialError", "OfficialScore",
-    "calc_info_extract_task_scores", "calc_cls_task_scores", "calc_nlg_task_scores",
-    "calc_nlg_task_scores_by_sessions", "calc_text2dt_task_scores",
-    "score_task", "score_structured", "ie_instance_key", "nlg_text", "EMPTY_NLG_TEXT",
+    "EMPTY_NLG_TEXT",
+    "OfficialError",
+    "OfficialScore",
+    "TaskScore",
+    "calc_cls_task_scores",
+    "calc_info_extract_task_scores",
+    "calc_nlg_task_scores",
+    "calc_nlg_task_scores_by_sessions",
+    "calc_text2dt_task_scores",
+    "ie_instance_key",
+    "nlg_text",
+    "score_structured",
+    "score_task",
 ]
 
 EMPTY_NLG_TEXT = "无 。"
+
+# One ``{"sample_id", "answer"}`` entry of a results.json task list.
+Item = Mapping[str, Any]
+# (P, R, F), (rouge-1, rouge-2, rouge-L) or (tree_lenv_radio, node_f1, path_f1).
+Scores = tuple[float, float, float]
 
 
 @dataclass(frozen=True)
@@ -77,7 +99,7 @@ class OfficialScore:
     overall: float = 0.0                 # overall on the 0-1 scale
     error: OfficialError | None = None
 
-    def to_eval_result(self) -> dict:
+    def to_eval_result(self) -> dict[str, Any]:
         """Exactly what evaluate.py writes to its output file."""
         if self.success:
             return {"success": True, "score": self.score, "scoreJson": dict(self.score_json)}
@@ -85,7 +107,7 @@ class OfficialScore:
         return {"errorDetail": self.error.detail, "errorMsg": self.error.message, "score": 0,
                 "scoreJson": {}, "success": False}
 
-    def all_scores(self) -> dict:
+    def all_scores(self) -> dict[str, Any]:
         """The unscaled per-task details plus ``Overall`` (evaluate.py's printout)."""
         out: dict[str, Any] = {t: dict(s.details) for t, s in self.per_task.items()}
         out["Overall"] = self.overall
@@ -95,12 +117,12 @@ class OfficialScore:
 # --------------------------------------------------------------------------- shared checks
 
 
-def _check_lengths(gold: Sequence, pred: Sequence) -> None:
+def _check_lengths(gold: Sequence[Any], pred: Sequence[Any]) -> None:
     if len(gold) != len(pred):
         raise AssertionError()
 
 
-def _check_ids(gold_item: Mapping, pred_item: Mapping) -> None:
+def _check_ids(gold_item: Item, pred_item: Item) -> None:
     if gold_item["sample_id"] != pred_item["sample_id"]:
         raise AssertionError("sample ordering is wrong!")
 
@@ -115,7 +137,7 @@ def _check_type(gold_answer: Any, pred_answer: Any, kind: type) -> None:
 # --------------------------------------------------------------------------- IE
 
 
-def ie_instance_key(inst: Any) -> tuple:
+def ie_instance_key(inst: Any) -> tuple[str, ...]:
     """An IE instance as the scorer compares it: ``json.dumps`` of its values ordered by
     sorted key name (key names themselves are not compared)."""
     if not isinstance(inst, dict):
@@ -123,22 +145,22 @@ def ie_instance_key(inst: Any) -> tuple:
     return tuple(json.dumps(inst[k], ensure_ascii=False) for k in sorted(inst.keys()))
 
 
-def ie_sample_counts(gold_answer: list, pred_answer: list) -> tuple[int, int, int]:
+def ie_sample_counts(gold_answer: list[Any], pred_answer: list[Any]) -> tuple[int, int, int]:
     gold_set = {ie_instance_key(x) for x in gold_answer}
     pred_set = {ie_instance_key(x) for x in pred_answer}
     return len(gold_set & pred_set), len(pred_set - gold_set), len(gold_set - pred_set)
 
 
-def ie_prf(tp: int, fp: int, fn: int) -> tuple:
+def ie_prf(tp: int, fp: int, fn: int) -> Scores:
     if tp:
         precision = tp / (tp + fp)
         recall = tp / (tp + fn)
         return precision, recall, 2 * precision * recall / (precision + recall)
-    return 0, 0, 0
+    return 0, 0, 0   # integers, as the official code returns them
 
 
-def calc_info_extract_task_scores(list_structured_golden: Sequence[Mapping],
-                                  list_structured_predict: Sequence[Mapping]) -> tuple:
+def calc_info_extract_task_scores(list_structured_golden: Sequence[Item],
+                                  list_structured_predict: Sequence[Item]) -> Scores:
     """Set-based micro P, R, F (the integers 0, 0, 0 when there is no true positive)."""
     _check_lengths(list_structured_golden, list_structured_predict)
     tp = fp = fn = 0
@@ -153,7 +175,7 @@ def calc_info_extract_task_scores(list_structured_golden: Sequence[Mapping],
 # --------------------------------------------------------------------------- classification
 
 
-def cls_pair(gold_item: Mapping, pred_item: Mapping, list_labels: Sequence[str] | None) -> tuple[Any, Any]:
+def cls_pair(gold_item: Item, pred_item: Item, list_labels: Sequence[str] | None) -> tuple[Any, Any]:
     """(gold label, predicted label after the empty -> ``list_labels[0]`` fallback)."""
     if pred_item["sample_id"] != gold_item["sample_id"]:
         raise AssertionError("sample ordering is wrong!")
@@ -162,17 +184,20 @@ def cls_pair(gold_item: Mapping, pred_item: Mapping, list_labels: Sequence[str] 
     if gold_label == "":
         raise AssertionError()
     if pred_label == "":
-        pred_label = list_labels[0]  # type: ignore[index]
+        if list_labels is None:
+            # What indexing the official ``list_labels=None`` default raises.
+            raise TypeError("'NoneType' object is not subscriptable")
+        pred_label = list_labels[0]
     return gold_label, pred_label
 
 
-def cls_scores(pairs: Sequence[tuple[Any, Any]], return_macro: bool) -> tuple[float, float, float]:
+def cls_scores(pairs: Sequence[tuple[Any, Any]], return_macro: bool) -> Scores:
     avgs = report_averages([g for g, _ in pairs], [p for _, p in pairs])
     return avgs["macro avg" if return_macro else "weighted avg"]
 
 
-def calc_cls_task_scores(list_structured_golden: Sequence[Mapping], list_structured_predict: Sequence[Mapping],
-                         list_labels: Sequence[str] | None = None, return_macro: bool = False) -> tuple:
+def calc_cls_task_scores(list_structured_golden: Sequence[Item], list_structured_predict: Sequence[Item],
+                         list_labels: Sequence[str] | None = None, return_macro: bool = False) -> Scores:
     """classification_report's macro avg (``return_macro``) or weighted avg P, R, F."""
     _check_lengths(list_structured_golden, list_structured_predict)
     pairs = [cls_pair(g, p, list_labels) for p, g in zip(list_structured_predict, list_structured_golden)]
@@ -188,29 +213,30 @@ def nlg_text(text: str) -> str:
     return text if text.strip() else EMPTY_NLG_TEXT
 
 
-def nlg_sample_scores(gold_item: Mapping, pred_item: Mapping) -> tuple[RougeF]:
+def nlg_sample_scores(gold_item: Item, pred_item: Item) -> tuple[RougeF]:
     _check_ids(gold_item, pred_item)
     _check_type(gold_item["answer"], pred_item["answer"], str)
     return (rouge_pair_scores(nlg_text(pred_item["answer"]), nlg_text(gold_item["answer"])),)
 
 
-def mrg_sample_pairs(gold_item: Mapping, pred_item: Mapping) -> list[tuple[str, str]]:
+def mrg_sample_pairs(gold_item: Item, pred_item: Item) -> list[tuple[str, str]]:
     """(prediction, reference) texts, one per section key of the gold dict."""
     _check_ids(gold_item, pred_item)
     gold, pred = gold_item["answer"], pred_item["answer"]
     pairs = []
-    for key in gold.keys():
+    for key in gold:
         p = pred.get(key, "").strip()
         g = gold[key].strip()
         pairs.append((nlg_text(p), nlg_text(g)))
     return pairs
 
 
-def mrg_sample_scores(gold_item: Mapping, pred_item: Mapping) -> tuple[RougeF, ...]:
+def mrg_sample_scores(gold_item: Item, pred_item: Item) -> tuple[RougeF, ...]:
     return tuple(rouge_pair_scores(p, g) for p, g in mrg_sample_pairs(gold_item, pred_item))
 
 
-def calc_nlg_task_scores(list_structured_golden: Sequence[Mapping], list_structured_predict: Sequence[Mapping]) -> tuple:
+def calc_nlg_task_scores(list_structured_golden: Sequence[Item],
+                         list_structured_predict: Sequence[Item]) -> Scores:
     """Mean ROUGE-1/2/L F over samples (MedDG)."""
     _check_lengths(list_structured_golden, list_structured_predict)
     texts = []
@@ -218,29 +244,32 @@ def calc_nlg_task_scores(list_structured_golden: Sequence[Mapping], list_structu
         _check_ids(g, p)
         _check_type(g["answer"], p["answer"], str)
         texts.append((nlg_text(p["answer"]), nlg_text(g["answer"])))
-    return tuple(rouge_avg([rouge_pair_scores(h, r) for h, r in texts]))
+    avg = rouge_avg([rouge_pair_scores(h, r) for h, r in texts])
+    return avg.rouge1, avg.rouge2, avg.rougeL
 
 
-def calc_nlg_task_scores_by_sessions(list_structured_golden: Sequence[Mapping],
-                                     list_structured_predict: Sequence[Mapping]) -> tuple:
+def calc_nlg_task_scores_by_sessions(list_structured_golden: Sequence[Item],
+                                     list_structured_predict: Sequence[Item]) -> Scores:
     """Mean ROUGE-1/2/L F over every (sample, gold section) pair (IMCS-V2-MRG)."""
     _check_lengths(list_structured_golden, list_structured_predict)
     texts: list[tuple[str, str]] = []
     for g, p in zip(list_structured_golden, list_structured_predict):
         texts.extend(mrg_sample_pairs(g, p))
-    return tuple(rouge_avg([rouge_pair_scores(h, r) for h, r in texts]))
+    avg = rouge_avg([rouge_pair_scores(h, r) for h, r in texts])
+    return avg.rouge1, avg.rouge2, avg.rougeL
 
 
 # --------------------------------------------------------------------------- Text2DT
 
 
-def text2dt_sample_counts(gold_item: Mapping, pred_item: Mapping) -> _t2dt.TreeCounts:
+def text2dt_sample_counts(gold_item: Item, pred_item: Item) -> _t2dt.TreeCounts:
     _check_ids(gold_item, pred_item)
     _check_type(gold_item["answer"], pred_item["answer"], list)
     return _t2dt.tree_counts(pred_item["answer"], gold_item["answer"])
 
 
-def calc_text2dt_task_scores(list_structured_golden: Sequence[Mapping], list_structured_predict: Sequence[Mapping]) -> tuple:
+def calc_text2dt_task_scores(list_structured_golden: Sequence[Item],
+                             list_structured_predict: Sequence[Item]) -> Scores:
     """(tree_lenv_radio, node_f1, path_f1)."""
     _check_lengths(list_structured_golden, list_structured_predict)
     counts = [text2dt_sample_counts(g, p) for g, p in zip(list_structured_golden, list_structured_predict)]
@@ -251,7 +280,7 @@ def calc_text2dt_task_scores(list_structured_golden: Sequence[Mapping], list_str
 # --------------------------------------------------------------------------- per task / whole run
 
 
-def _details(task: str, values: tuple) -> dict[str, float]:
+def _details(task: str, values: Sequence[float]) -> dict[str, float]:
     kind = task_kind(task)
     if kind in ("nlg", "nlg_sections"):
         names = ("rouge1", "rouge2", "rougeL")
@@ -264,12 +293,12 @@ def _details(task: str, values: tuple) -> dict[str, float]:
     return dict(zip(names, values))
 
 
-def make_task_score(task: str, values: tuple) -> TaskScore:
+def make_task_score(task: str, values: Sequence[float]) -> TaskScore:
     return TaskScore(task=task, metric=MAIN_METRIC[task], details=_details(task, values),
                      score_key=SCORE_JSON_KEYS[task])
 
 
-def score_task(task: str, gold: Sequence[Mapping], pred: Sequence[Mapping]) -> TaskScore:
+def score_task(task: str, gold: Sequence[Item], pred: Sequence[Item]) -> TaskScore:
     """Score one task's lists with its official metric; exceptions propagate."""
     kind = task_kind(task)
     if kind == "ie":
@@ -298,7 +327,22 @@ def failed(error: OfficialError) -> OfficialScore:
 
 
 def score_structured(gold: Mapping[str, Any], pred: Mapping[str, Any]) -> OfficialScore:
-    """``evaluate.py`` on two ``results.json`` dicts (gold first), all 18 tasks in its order."""
+    """``evaluate.py`` on two ``results.json`` dicts (gold first), all 18 tasks in its order.
+
+    Args:
+        gold: the gold ``results.json``: task -> list of ``{"sample_id", "answer"}``.
+        pred: the predicted one.
+
+    Returns:
+        An :class:`OfficialScore`; when the official scorer would fail, ``success`` is False and
+        ``error`` holds its error code and messages.
+
+    Examples:
+        >>> from cblue_core.metrics.promptcblue.tasks import SCORER_TASKS
+        >>> result = score_structured({t: [] for t in SCORER_TASKS}, {})   # no predicted task at all
+        >>> result.success, result.error.code, result.error.task
+        (False, 1, 'CMeEE-V2')
+    """
     try:
         return _calc_scores(gold, pred)
     except Exception as exc:  # noqa: BLE001 - evaluate.py's __main__ turns these into error 99

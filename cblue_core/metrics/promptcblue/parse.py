@@ -30,15 +30,24 @@ Text2DT/CMedCausal are unknown tasks.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .tasks import CLS_LABELS, LEGACY_PARSER_TASKS, PARSER_TASKS, canonical_task
 
 __all__ = [
-    "PromptParseError", "UnknownTaskError", "ParseIssue", "ParsedAnswer", "StructuredParse",
-    "parse_generation", "parse_record", "parse_records", "structure", "structure_with_issues",
+    "ParseIssue",
+    "ParsedAnswer",
+    "PromptParseError",
+    "StructuredParse",
+    "UnknownTaskError",
     "literal_triples",
+    "parse_generation",
+    "parse_record",
+    "parse_records",
+    "structure",
+    "structure_with_issues",
 ]
 
 HEAD = "head"
@@ -108,7 +117,7 @@ class ParsedAnswer:
     def ok(self) -> bool:
         return not self.failures
 
-    def as_result(self) -> dict:
+    def as_result(self) -> dict[str, Any]:
         """The ``{"sample_id", "answer"}`` entry of ``results.json``."""
         return {"sample_id": self.sample_id, "answer": self.answer}
 
@@ -117,7 +126,7 @@ class ParsedAnswer:
 class StructuredParse:
     """``results`` (the ``results.json`` dict) and the per-record parses behind it."""
 
-    results: dict[str, list[dict]]
+    results: dict[str, list[dict[str, Any]]]
     parsed: list[ParsedAnswer]
 
     def issues(self, kind: str | None = None) -> list[ParseIssue]:
@@ -161,12 +170,12 @@ def _after(text: str, sep: str, what: str) -> str:
 # --------------------------------------------------------------------------- per task
 
 
-def _parse_ner(gen: str, choices: Any, ctx: _Ctx) -> list[dict]:
+def _parse_ner(gen: str, choices: Any, ctx: _Ctx) -> list[dict[str, Any]]:
     if not isinstance(choices, list):
         ctx.note("error", "answer_choices must be a list for NER tasks", gen)
         return []
     lines = gen.split("\n")
-    entities: list[dict] = []
+    entities: list[dict[str, Any]] = []
     for choice in choices:
         prefix = f"{choice}实体"
         for line in lines:
@@ -186,11 +195,11 @@ def _parse_ner(gen: str, choices: Any, ctx: _Ctx) -> list[dict]:
     return entities
 
 
-def _parse_spo(gen: str, choices: Any, ctx: _Ctx) -> list[dict]:
+def _parse_spo(gen: str, choices: Any, ctx: _Ctx) -> list[dict[str, Any]]:
     if not isinstance(choices, list):
         ctx.note("error", "answer_choices must be a list for CMeIE-V2", gen)
         return []
-    spos: list[dict] = []
+    spos: list[dict[str, Any]] = []
     for line in gen.split("\n"):
         predicate = line.split("关系的头尾实体对")[0][2:].strip()
         rest = line.replace(f"具有{predicate}关系的头尾实体对如下：", "")
@@ -208,8 +217,8 @@ def _parse_spo(gen: str, choices: Any, ctx: _Ctx) -> list[dict]:
     return spos
 
 
-def _parse_causal(gen: str, ctx: _Ctx) -> list[dict]:
-    spos: list[dict] = []
+def _parse_causal(gen: str, ctx: _Ctx) -> list[dict[str, Any]]:
+    spos: list[dict[str, Any]] = []
     rel: str | None = None
     for raw in gen.split("\n"):
         line = raw.strip()
@@ -245,7 +254,7 @@ def _parse_causal(gen: str, ctx: _Ctx) -> list[dict]:
     return spos
 
 
-def literal_triples(text: str) -> tuple[list, str | None]:
+def literal_triples(text: str) -> tuple[list[Any], str | None]:
     """The official ``eval`` of a Text2DT ``triples=`` value, done with ``ast.literal_eval``.
 
     Returns ``(triples, problem)``: a non-list literal gives ``[]``, elements whose ``len`` is
@@ -271,8 +280,8 @@ def literal_triples(text: str) -> tuple[list, str | None]:
     return kept, None
 
 
-def _parse_text2dt(gen: str, ctx: _Ctx) -> list[dict]:
-    nodes: list[dict] = []
+def _parse_text2dt(gen: str, ctx: _Ctx) -> list[dict[str, Any]]:
+    nodes: list[dict[str, Any]] = []
     for line in gen.split("\n"):
         if T2DT_LEAD in line or not line:
             continue
@@ -295,7 +304,7 @@ def _parse_text2dt(gen: str, ctx: _Ctx) -> list[dict]:
     return nodes or [dict(T2DT_DEFAULT_NODE, triples=[])]
 
 
-def _parse_cdn(gen: str, choices: Any, ctx: _Ctx) -> list[dict]:
+def _parse_cdn(gen: str, choices: Any, ctx: _Ctx) -> list[dict[str, Any]]:
     lines = gen.split("\n")
     for earlier in lines[:-1]:
         if earlier.strip():
@@ -319,8 +328,8 @@ def _note_lost_first_line(first: str, looks_like_content: bool, ctx: _Ctx) -> No
         ctx.note("dropped", "the first line is discarded as a lead-in, but it holds an answer", first)
 
 
-def _parse_cdee(gen: str, ctx: _Ctx) -> list[dict]:
-    events: list[dict] = []
+def _parse_cdee(gen: str, ctx: _Ctx) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
     first = gen.split("\n")[0]
     _note_lost_first_line(first, first.startswith(tuple(f"{k}：" for k in CDEE_KEYS)), ctx)
     for line in gen.split("\n")[1:]:
@@ -347,8 +356,8 @@ def _parse_cdee(gen: str, ctx: _Ctx) -> list[dict]:
     return events
 
 
-def _parse_attr(gen: str, choices: Any, ctx: _Ctx, replacement: str) -> list[dict]:
-    out: list[dict] = []
+def _parse_attr(gen: str, choices: Any, ctx: _Ctx, replacement: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     first = gen.split("\n")[0].split("：")
     _note_lost_first_line("：".join(first), len(first) == 2 and bool(first[1].strip()), ctx)
     for line in gen.split("\n")[1:]:
@@ -473,7 +482,7 @@ def structure_with_issues(records: Iterable[Mapping[str, Any]], *, strict: bool 
                           variant: str = HEAD) -> StructuredParse:
     """Like :func:`structure`, also returning each record's :class:`ParsedAnswer`."""
     keys = PARSER_TASKS if variant == HEAD else LEGACY_PARSER_TASKS
-    results: dict[str, list[dict]] = {k: [] for k in keys}
+    results: dict[str, list[dict[str, Any]]] = {k: [] for k in keys}
     parsed = parse_records(records, strict=strict, variant=variant)
     for p in parsed:
         results[_result_key(p.task, variant)].append(p.as_result())
@@ -481,7 +490,7 @@ def structure_with_issues(records: Iterable[Mapping[str, Any]], *, strict: bool 
 
 
 def structure(records: Iterable[Mapping[str, Any]], *, strict: bool = True,
-              variant: str = HEAD) -> dict[str, list[dict]]:
+              variant: str = HEAD) -> dict[str, list[dict[str, Any]]]:
     """The official ``results.json``: ``{task: [{"sample_id", "answer"}, ...]}``, all 18 keys
     (16 with ``variant="legacy"``), records in input order."""
     return structure_with_issues(records, strict=strict, variant=variant).results

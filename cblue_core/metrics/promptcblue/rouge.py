@@ -17,12 +17,13 @@ An empty string has no sentence: like the library, :func:`rouge_pair_scores` rai
 """
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
 from ..lcs import lcs_length
 
-import re
-from typing import NamedTuple, Sequence
-
-__all__ = ["RougeF", "cut_sentences", "rouge_pair_scores", "rouge_avg", "lcs_length"]
+__all__ = ["RougeF", "cut_sentences", "lcs_length", "rouge_avg", "rouge_pair_scores"]
 
 _CUTS = (
     (re.compile("([。！？\\?])([^”’])"), r"\1\n\2"),
@@ -41,6 +42,21 @@ class RougeF(NamedTuple):
 
 
 def cut_sentences(para: str) -> list[str]:
+    """Split a text into sentences as ``rouge_chinese``'s ``Rouge.cut_sent`` does.
+
+    Args:
+        para: the text.
+
+    Returns:
+        The pieces between the inserted line breaks (after 。！？? not followed by a closing
+        quote, six dots, two ellipses, or a terminator and a closing quote).
+
+    Examples:
+        >>> cut_sentences("头痛。发热？好")
+        ['头痛。', '发热？', '好']
+        >>> cut_sentences("他说：“头痛。”然后")   # a closing quote stays with its sentence
+        ['他说：“头痛。”', '然后']
+    """
     for pattern, repl in _CUTS:
         para = pattern.sub(repl, para)
     return para.rstrip().split("\n")
@@ -70,7 +86,31 @@ def _ngram_f(hyp: list[str], ref: list[str], n: int) -> float:
 
 
 def rouge_pair_scores(hyp: str, ref: str) -> RougeF:
-    """ROUGE-1/2/L F of one pair of space-tokenised strings, as rouge_chinese 1.0.3."""
+    """ROUGE-1/2/L F of one pair of space-tokenised strings, as rouge_chinese 1.0.3.
+
+    Args:
+        hyp: the hypothesis, tokens separated by spaces.
+        ref: the reference, tokens separated by spaces.
+
+    Returns:
+        ``RougeF(rouge1, rouge2, rougeL)``: F = 2PR/(P+R+1e-8), ROUGE-1/2 over *sets* of
+        n-grams, ROUGE-L over the LCS of the token lists.
+
+    Raises:
+        ValueError: when either text has no sentence (empty or blank).
+
+    Examples:
+        A perfect hypothesis scores 2/(2+1e-8), not 1:
+
+        >>> rouge_pair_scores("发 热", "发 热")
+        RougeF(rouge1=0.999999995, rouge2=0.999999995, rougeL=0.999999995)
+
+        Unique n-grams: 好好好 against 好 has ROUGE-1 ~ 1, no bigram in the reference, and
+        ROUGE-L P = 1/3, R = 1:
+
+        >>> [round(x, 6) for x in rouge_pair_scores("好 好 好", "好")]
+        [1.0, 0.0, 0.5]
+    """
     hyp_sents, ref_sents = _sentences(hyp), _sentences(ref)
     if not hyp_sents:
         raise ValueError("Hypothesis is empty.")
@@ -88,8 +128,22 @@ def rouge_avg(scores: Sequence[RougeF]) -> RougeF:
     """The ``avg=True`` mean: per-pair F values summed in order from 0, divided by the count.
 
     An empty list raises ``ZeroDivisionError``, as the library does.
+
+    Args:
+        scores: per-pair scores.
+
+    Returns:
+        The mean ``RougeF``.
+
+    Examples:
+        >>> rouge_avg([RougeF(1.0, 0.5, 1.0), RougeF(0.0, 0.5, 0.5)])
+        RougeF(rouge1=0.5, rouge2=0.5, rougeL=0.75)
     """
-    s1 = s2 = sl = 0
+    # Integer 0 start, as in the library: an empty list then fails with int division's
+    # "division by zero" message, which the official scorer reports verbatim.
+    s1: float = 0
+    s2: float = 0
+    sl: float = 0
     for r in scores:
         s1 += r.rouge1
         s2 += r.rouge2

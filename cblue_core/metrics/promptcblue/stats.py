@@ -18,14 +18,15 @@ Statistic per sample, by task kind:
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from . import official as _off
 from .rouge import RougeF, rouge_avg
 from .tasks import CLS_LABELS, MACRO_CLS_TASKS, canonical_task, task_kind
 from .text2dt import TreeCounts, aggregate
 
-__all__ = ["IECounts", "LabelPair", "official_sample_stats", "official_metric_from_stats"]
+__all__ = ["IECounts", "LabelPair", "official_metric_from_stats", "official_sample_stats"]
 
 
 class IECounts(NamedTuple):
@@ -39,13 +40,14 @@ class LabelPair(NamedTuple):
     pred: Any
 
 
-def official_sample_stats(task: str, gold: Sequence[Mapping], pred: Sequence[Mapping]) -> list:
+def official_sample_stats(task: str, gold: Sequence[Mapping[str, Any]],
+                          pred: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
     """One statistic per sample (see the module doc); raises what the official metric raises."""
     task = canonical_task(task)
     kind = task_kind(task)
     _off._check_lengths(gold, pred)
     if kind == "ie":
-        out = []
+        out: list[tuple[Any, ...]] = []
         for g, p in zip(gold, pred):
             _off._check_ids(g, p)
             _off._check_type(g["answer"], p["answer"], list)
@@ -61,7 +63,7 @@ def official_sample_stats(task: str, gold: Sequence[Mapping], pred: Sequence[Map
     return [_off.text2dt_sample_counts(g, p) for g, p in zip(gold, pred)]
 
 
-def official_metric_from_stats(task: str, stats: Sequence) -> _off.TaskScore:
+def official_metric_from_stats(task: str, stats: Sequence[tuple[Any, ...]]) -> _off.TaskScore:
     """The official task score from per-sample statistics (any subset or resample)."""
     task = canonical_task(task)
     kind = task_kind(task)
@@ -69,7 +71,7 @@ def official_metric_from_stats(task: str, stats: Sequence) -> _off.TaskScore:
         tp = fp = fn = 0
         for s in stats:
             tp, fp, fn = tp + s[0], fp + s[1], fn + s[2]
-        values: tuple = _off.ie_prf(tp, fp, fn)
+        values: Sequence[float] = _off.ie_prf(tp, fp, fn)
     elif kind == "cls":
         values = _off.cls_scores([tuple(s) for s in stats], task in MACRO_CLS_TASKS)
     elif kind in ("nlg", "nlg_sections"):

@@ -22,11 +22,16 @@ The input trees are deep-copied; they are never modified.
 from __future__ import annotations
 
 import copy
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
 
-__all__ = ["TreeCounts", "tree_counts", "aggregate", "node_matrix", "prepare_tree"]
+__all__ = ["TreeCounts", "aggregate", "node_matrix", "prepare_tree", "tree_counts"]
 
-_MISSING_NODE = {"role": "", "triples": [], "logical_rel": "null"}
+Node = dict[str, Any]      # {"role", "logical_rel", "triples"}
+Tree = list[Node]          # pre-order
+Matrix = list[list[Any]]   # 0, or "F" / "L" / "R" (see node_matrix)
+
+_MISSING_NODE: Node = {"role": "", "triples": [], "logical_rel": "null"}
 
 
 class TreeCounts(NamedTuple):
@@ -51,7 +56,7 @@ class TreeCounts(NamedTuple):
         return (self.predict_triplet + self.predict_node * 2) + (self.gold_triplet + self.gold_node * 2)
 
 
-def prepare_tree(tree: list) -> list:
+def prepare_tree(tree: Tree) -> Tree:
     """A deep copy with every triple lower-cased into a tuple (asserting length 3)."""
     tree = copy.deepcopy(tree)
     for node in tree:
@@ -64,34 +69,34 @@ def prepare_tree(tree: list) -> list:
     return tree
 
 
-def node_matrix(tree: Sequence[dict]) -> list[list]:
+def node_matrix(tree: Sequence[Node]) -> Matrix:
     """``matrix[i][j]`` is 'F', 'L' or 'R' when node j is the parent/left/right child of node i."""
     roles = [node["role"] for node in tree]
     n = len(roles)
-    matrix: list[list] = [[0] * n for _ in range(n)]
+    matrix: Matrix = [[0] * n for _ in range(n)]
     passes = 0
     while roles[0] != "D":  # IndexError on an empty tree, as in the official code
         for i in range(n):
             if roles[i] != "C":
                 continue
-            left = None
+            left: int | None = None
             reduced = False
             for j in range(i + 1, n):
-                if roles[j] == "D" and left is None:
-                    left = j
-                elif roles[j] == "X":
+                if roles[j] == "C":
+                    break
+                if roles[j] != "D":
                     continue
-                elif roles[j] == "D":
-                    roles[i] = "D"
-                    matrix[left][i] = matrix[j][i] = "F"
-                    matrix[i][left] = "L"
-                    matrix[i][j] = "R"
-                    for k in range(i + 1, j + 1):
-                        roles[k] = "X"
-                    reduced = True
-                    break
-                elif roles[j] == "C":
-                    break
+                if left is None:
+                    left = j
+                    continue
+                roles[i] = "D"
+                matrix[left][i] = matrix[j][i] = "F"
+                matrix[i][left] = "L"
+                matrix[i][j] = "R"
+                for k in range(i + 1, j + 1):
+                    roles[k] = "X"
+                reduced = True
+                break
             if reduced:
                 break
         passes += 1
@@ -100,7 +105,7 @@ def node_matrix(tree: Sequence[dict]) -> list[list]:
     return matrix
 
 
-def _node_dis(a: dict, b: dict | None) -> int:
+def _node_dis(a: Node, b: Node | None) -> int:
     if b is None:
         b = _MISSING_NODE
     dis = 0
@@ -111,11 +116,11 @@ def _node_dis(a: dict, b: dict | None) -> int:
     return dis + len(set(a["triples"]) ^ set(b["triples"]))
 
 
-def _is_leaf(row: list) -> bool:
+def _is_leaf(row: list[Any]) -> bool:
     return "L" not in row and "R" not in row
 
 
-def _extra_subtree_costs(tree: list, matrix: list, root: int):
+def _extra_subtree_costs(tree: Tree, matrix: Matrix, root: int) -> Iterator[int]:
     """Costs of the children of ``root`` (recursively) against missing nodes, one by one, so
     that a failure half-way keeps what was added before it (as the official loop does)."""
     stack = [matrix[root].index("R"), matrix[root].index("L")]
@@ -127,7 +132,7 @@ def _extra_subtree_costs(tree: list, matrix: list, root: int):
             stack.append(matrix[k].index("L"))
 
 
-def _edit_distance(pred: list, gold: list, pm: list, gm: list) -> int:
+def _edit_distance(pred: Tree, gold: Tree, pm: Matrix, gm: Matrix) -> int:
     dis = 0
     stack_p, stack_g = [0], [0]
     try:
@@ -150,12 +155,12 @@ def _edit_distance(pred: list, gold: list, pm: list, gm: list) -> int:
                 stack_p.extend((pm[s1].index("R"), pm[s1].index("L")))
                 stack_g.extend((gm[s2].index("R"), gm[s2].index("L")))
                 dis += _node_dis(pred[s1], gold[s2])
-    except Exception:  # noqa: BLE001 - the official code swallows everything here
+    except Exception:  # noqa: BLE001, S110 - the official code swallows everything here
         pass
     return dis
 
 
-def _paths(tree: list, matrix: list, out: list) -> None:
+def _paths(tree: Tree, matrix: Matrix, out: list[list[Any]]) -> None:
     leaves = [i for i, row in enumerate(matrix) if _is_leaf(row)]
     for node in leaves:
         path: list[Any] = [tree[node]]
@@ -167,11 +172,11 @@ def _paths(tree: list, matrix: list, out: list) -> None:
         out.append(path)
 
 
-def _same_node(a: dict, b: dict) -> bool:
+def _same_node(a: Node, b: Node) -> bool:
     return a["role"] == b["role"] and a["logical_rel"] == b["logical_rel"] and set(a["triples"]) == set(b["triples"])
 
 
-def _same_path(p1: list, p2: list) -> bool:
+def _same_path(p1: list[Any], p2: list[Any]) -> bool:
     if len(p1) != len(p2):
         return False
     for x, y in zip(p1, p2):
@@ -183,9 +188,9 @@ def _same_path(p1: list, p2: list) -> bool:
     return True
 
 
-def _decision_paths(pred: list, gold: list, pm: list, gm: list) -> tuple[int, int, int]:
-    paths_p: list = []
-    paths_g: list = []
+def _decision_paths(pred: Tree, gold: Tree, pm: Matrix, gm: Matrix) -> tuple[int, int, int]:
+    paths_p: list[list[Any]] = []
+    paths_g: list[list[Any]] = []
     try:
         _paths(pred, pm, paths_p)
         _paths(gold, gm, paths_g)
@@ -195,17 +200,17 @@ def _decision_paths(pred: list, gold: list, pm: list, gm: list) -> tuple[int, in
     return correct, len(paths_p), len(paths_g)
 
 
-def _tree_equal(pred: list, gold: list) -> int:
+def _tree_equal(pred: Tree, gold: Tree) -> int:
     if len(pred) != len(gold):
         return 0
     return int(all(_same_node(p, g) for p, g in zip(pred, gold)))
 
 
-def _distinct_triples(tree: list) -> set:
+def _distinct_triples(tree: Tree) -> set[tuple[str, str, str]]:
     return {t for node in tree for t in node["triples"]}
 
 
-def tree_counts(pred_tree: list, gold_tree: list) -> TreeCounts:
+def tree_counts(pred_tree: Tree, gold_tree: Tree) -> TreeCounts:
     """The official per-tree counts (``text2dt_eval_single_tree(pred, gold)``)."""
     pred = prepare_tree(pred_tree)
     gold = prepare_tree(gold_tree)
@@ -253,7 +258,7 @@ def aggregate(counts: Sequence[TreeCounts]) -> dict[str, float]:
     return {"tree_lenv_radio": ratio, "node_f1": node_f1, "path_f1": path_f1}
 
 
-def sanitize_tree(tree: Any) -> tuple[list, int]:
+def sanitize_tree(tree: Any) -> tuple[Tree, int]:
     """For clean mode: a copy in which malformed parts are dropped instead of failing.
 
     Triples that are not 3 strings are dropped, nodes that are not dicts are dropped, missing
@@ -261,7 +266,7 @@ def sanitize_tree(tree: Any) -> tuple[list, int]:
     post-processor's default node. Returns ``(tree, number of dropped triples/nodes)``.
     """
     dropped = 0
-    out: list[dict] = []
+    out: Tree = []
     for node in tree if isinstance(tree, list) else []:
         if not isinstance(node, dict):
             dropped += 1

@@ -52,10 +52,10 @@ _MINI = [
     ("IMCS-V2-NER", ["症状"], "上述句子中的实体包含：\n症状实体：发热"),
     ("IMCS-V2-DAC", ["关于症状的询问", "给出诊断"], "关于症状的询问"),
     ("IMCS-V2-SR", SR_CHOICES, "当前对话中的症状及其阴阳性判断为：\n发热：患有该症状"),
-    ("Text2DT", None, "根据给定的指南文本抽取的诊疗决策树如下：\n"
+    ("Text2DT", None, ("根据给定的指南文本抽取的诊疗决策树如下：\n"
                       "节点0：role=C；logical_rel=null；triples=[[\"患者\", \"临床表现\", \"发热\"]]\n"
                       "节点1：role=D；logical_rel=null；triples=[[\"患者\", \"治疗药物\", \"布洛芬\"]]\n"
-                      "节点2：role=D；logical_rel=null；triples=[]"),
+                      "节点2：role=D；logical_rel=null；triples=[]")),
     ("CMedCausal", None, "上述文本中的因果关系三元组如下：\n头实体：感冒；尾实体：发热"),
 ]
 

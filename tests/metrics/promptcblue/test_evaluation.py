@@ -5,7 +5,12 @@ import json
 
 import pytest
 
-from cblue_core.metrics.promptcblue import (PromptParseError, SampleIdError, TaskMismatchError, evaluate_promptcblue)
+from cblue_core.metrics.promptcblue import (
+    PromptParseError,
+    SampleIdError,
+    TaskMismatchError,
+    evaluate_promptcblue,
+)
 
 from ._util import mini_records, with_targets
 

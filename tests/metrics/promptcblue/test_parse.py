@@ -3,8 +3,15 @@ from __future__ import annotations
 
 import pytest
 
-from cblue_core.metrics.promptcblue import (PARSER_TASKS, PromptParseError, UnknownTaskError, parse_generation,
-                                            parse_record, structure, structure_with_issues)
+from cblue_core.metrics.promptcblue import (
+    PARSER_TASKS,
+    PromptParseError,
+    UnknownTaskError,
+    parse_generation,
+    parse_record,
+    structure,
+    structure_with_issues,
+)
 
 from ._util import MDCFNPC_CHOICES, SR_CHOICES, mini_records
 

@@ -5,11 +5,20 @@ import random
 
 import pytest
 
-from cblue_core.metrics.promptcblue import (evaluate_promptcblue, parse_generation, score_structured, score_task,
-                                            structure)
+from cblue_core.metrics.promptcblue import (
+    evaluate_promptcblue,
+    parse_generation,
+    score_structured,
+    score_task,
+    structure,
+)
 from cblue_core.metrics.promptcblue.clean import clean_task_score
-from cblue_core.metrics.promptcblue.official import (calc_cls_task_scores, calc_info_extract_task_scores,
-                                                     calc_nlg_task_scores, calc_nlg_task_scores_by_sessions)
+from cblue_core.metrics.promptcblue.official import (
+    calc_cls_task_scores,
+    calc_info_extract_task_scores,
+    calc_nlg_task_scores,
+    calc_nlg_task_scores_by_sessions,
+)
 
 from ._util import MDCFNPC_CHOICES, SR_CHOICES, mini_records, with_targets
 
@@ -68,7 +77,7 @@ def test_3_empty_prediction_fallbacks():
     # clean mode has no fallback: an empty answer is wrong
     assert clean_task_score("KUAKE-QTR", items("完全不匹配或者没有参考价值"), items("")).value == 0.0
     # NLG: an empty gold and an empty prediction both become "无 。" and match (2PR/(P+R+1e-8))
-    r1, r2, rl = calc_nlg_task_scores(items(""), items(""))
+    _r1, _r2, rl = calc_nlg_task_scores(items(""), items(""))
     assert rl == approx(2 / (2 + 1e-8))
     # so does a prediction that *is* "无。"
     assert calc_nlg_task_scores(items(""), items("无。"))[2] == approx(2 / (2 + 1e-8))
@@ -175,7 +184,7 @@ def test_8_text2dt_triples_literal(literal, expected):
     assert parse_generation("Text2DT", gen).answer == [{"role": "D", "logical_rel": "null", "triples": expected}]
     # and exactly what Python's eval (with the official filtering) gives, for these literals
     try:
-        value = eval(literal)  # noqa: S307 - a fixed, harmless test literal
+        value = eval(literal)
         ref = [] if not isinstance(value, list) else [t for t in value if len(t) == 3]
     except Exception:  # noqa: BLE001
         ref = []

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from cblue_core.metrics.promptcblue import (PARSER_TASKS, evaluate_promptcblue, score_structured, structure)
+from cblue_core.metrics.promptcblue import PARSER_TASKS, evaluate_promptcblue, score_structured, structure
 
 from ._util import comparable, load_json, load_jsonl
 

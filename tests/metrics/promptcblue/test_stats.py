@@ -5,8 +5,14 @@ import random
 
 import pytest
 
-from cblue_core.metrics.promptcblue import (SCORER_TASKS, metric_from_stats, sample_stats, score_structured,
-                                            score_task, structure)
+from cblue_core.metrics.promptcblue import (
+    SCORER_TASKS,
+    metric_from_stats,
+    sample_stats,
+    score_structured,
+    score_task,
+    structure,
+)
 from cblue_core.metrics.promptcblue.clean import clean_task_score
 
 from ._util import load_json

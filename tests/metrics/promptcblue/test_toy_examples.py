@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import pytest
 
-from cblue_core.metrics.promptcblue import (PARSER_TASKS, UnknownTaskError, parse_generation, score_structured,
-                                            structure)
+from cblue_core.metrics.promptcblue import (
+    PARSER_TASKS,
+    UnknownTaskError,
+    parse_generation,
+    score_structured,
+    structure,
+)
 from cblue_core.metrics.promptcblue.tasks import LEGACY_PARSER_TASKS
 
 from ._util import comparable, load_json, load_jsonl
