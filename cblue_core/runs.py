@@ -10,16 +10,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .evaluation import Evaluation, evaluate
 from .io.predictions import MatchReport, match_predictions
 from .io.writers import write_submission
 from .models.base import Predictor, model_input
 from .models.devices import predict_with_oom_retry
+from .models.provenance import overlapping
 from .records import Example
 from .store.runs import error_table
 from .store.workspace import Workspace, WorkspaceError
-from .tasks import get_task
+from .tasks import TaskSpec, get_task
 
 
 @dataclass
@@ -27,6 +29,14 @@ class RunResult:
     run_id: int
     evaluation: Evaluation
     match: MatchReport | None = None
+    training_overlap: dict[str, Any] | None = None
+
+
+class Unknown:
+    """Marks a run that is no model's (an imported file): nothing is said about training data."""
+
+
+UNKNOWN = Unknown()
 
 
 def reference_lists(ws: Workspace, task_name: str) -> dict:
@@ -37,8 +47,13 @@ def reference_lists(ws: Workspace, task_name: str) -> dict:
 def record_run(ws: Workspace, dataset_id: int, predictions: list[Example], *, name: str,
                source: str, model: str | None = None, params: dict | None = None,
                device: str | None = None, match: MatchReport | None = None,
-               n_boot: int = 1000) -> RunResult:
-    """Score aligned predictions against the stored gold split and store them as a run."""
+               n_boot: int = 1000, training_records: frozenset[str] | None | Unknown = UNKNOWN,
+               ) -> RunResult:
+    """Score aligned predictions against the stored gold split and store them as a run.
+
+    For a model run, ``training_records`` are the fingerprints of the records the model was
+    trained on (None when the model declares none): the run's metrics then carry
+    ``training_overlap``, with the score on the examples the model never saw."""
     info = ws.datasets.get(dataset_id)
     if info is None:
         raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
@@ -48,10 +63,13 @@ def record_run(ws: Workspace, dataset_id: int, predictions: list[Example], *, na
     summary = ev.summary()
     if match is not None:
         summary["match"] = match.lines()
+    if not isinstance(training_records, Unknown):
+        summary["training_overlap"] = training_overlap(task, gold, predictions, training_records, n_boot=n_boot,
+                                                       **reference_lists(ws, task.name))
     run_id = ws.runs.create(dataset_id, name, source=source, predictions=predictions,
                            metrics=summary, errors=error_table(ev.error_rows), model=model,
                            params=params, device=device)
-    return RunResult(run_id, ev, match)
+    return RunResult(run_id, ev, match, summary.get("training_overlap"))
 
 
 def import_run(ws: Workspace, dataset_id: int, source: str | Path | bytes, *, name: str | None = None,
@@ -69,6 +87,53 @@ def import_run(ws: Workspace, dataset_id: int, source: str | Path | bytes, *, na
     run_name = name or Path(label).name
     return record_run(ws, dataset_id, matched.predictions, name=run_name, source="import",
                       params={"file": label, "allow_missing": allow_missing}, match=matched.report)
+
+
+def training_overlap(task: TaskSpec, gold: list[Example], pred: list[Example],
+                     records: frozenset[str] | None, *, n_boot: int = 1000,
+                     **refs: Any) -> dict[str, Any] | None:
+    """How much of a split the model was trained on, and its score on the rest.
+
+    None when the model declares no training records (a user checkpoint: we cannot know).
+    ``{"examples": n overlapping, "share": n / total, "indices": [...],
+    "metrics_without_overlap": {"headline", "metrics", "intervals", "examples"} | None}``;
+    the last is None when every example overlaps."""
+    if records is None:
+        return None
+    idx = overlapping(gold, records)
+    out: dict[str, Any] = {"examples": len(idx), "share": len(idx) / len(gold) if gold else 0.0,
+                           "indices": [gold[i].index for i in idx]}
+    seen = set(idx)
+    keep = [i for i in range(len(gold)) if i not in seen]
+    if not keep:
+        out["metrics_without_overlap"] = None
+        return out
+    if not idx:
+        sub_ev = evaluate(task, gold, pred, n_boot=n_boot, **refs)
+    else:
+        sub_ev = evaluate(task, [gold[i] for i in keep], [pred[i] for i in keep], n_boot=n_boot, **refs)
+    summary = sub_ev.summary()
+    out["metrics_without_overlap"] = {"headline": summary["headline"], "metrics": summary["metrics"],
+                                      "intervals": summary.get("intervals", {}), "examples": len(keep)}
+    return out
+
+
+def overlap_sentence(overlap: dict[str, Any], model: str | None) -> str:
+    """The warning a run on its model's training records carries, wherever it is shown."""
+    n, share = overlap["examples"], overlap["share"]
+    rest = overlap.get("metrics_without_overlap")
+    text = (f"{n:,} of these examples ({share:.1%}) were in the training data of "
+            f"{model or 'the model'}, so the score above is optimistic")
+    if rest:
+        h = rest["headline"]
+        value = rest["metrics"].get(h)
+        ci = rest.get("intervals", {}).get(h)
+        shown = "n/a" if value is None else f"{value:.4f}"
+        text += (f"; on the {rest['examples']:,} examples it never saw: {h} = {shown}"
+                 + (f" (95% CI {ci[0]:.4f}-{ci[1]:.4f})" if ci else ""))
+    else:
+        text += "; every example was in its training data, so no honest score exists"
+    return text
 
 
 class ModelTaskMismatch(ValueError):
@@ -113,7 +178,8 @@ def model_run(ws: Workspace, dataset_id: int, predictor: Predictor, *, name: str
         params["batch_size_requested"] = size
     return record_run(ws, dataset_id, preds, name=name or f"{predictor.card.name} on {info.split}",
                       source="model", model=predictor.card.name, params=params,
-                      device=str(predictor.device), n_boot=n_boot)
+                      device=str(predictor.device), n_boot=n_boot,
+                      training_records=predictor.training_records)
 
 
 def export_run(ws: Workspace, run_id: int, out_dir: str | Path) -> Path:

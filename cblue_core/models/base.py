@@ -61,6 +61,8 @@ class Predictor(ABC):
     device: str = "cpu"
     batch_size: int = 32
     last_timing: Timing | None = None
+    # Fingerprints of the records the model was trained on (models.provenance); None: unknown.
+    training_records: frozenset[str] | None = None
 
     @property
     def params(self) -> dict[str, Any]:

@@ -7,6 +7,7 @@ load, prediction failed); 2 a usage error (unknown model, device not available, 
 from __future__ import annotations
 
 import argparse
+import contextvars
 import functools
 import json
 import sys
@@ -18,9 +19,14 @@ from ..tasks import UnknownTaskError, get_task
 from .devices import DeviceError, predict_with_oom_retry, resolve_device
 from .registry import ModelLoadError, ModelNotFoundError, list_models, resolve
 
+# Set by a command run with --json: its failure is then also one JSON object on stdout.
+_json_errors: contextvars.ContextVar[bool] = contextvars.ContextVar("json_errors", default=False)
+
 
 def _err(msg: str) -> None:
     print(f"error: {msg}", file=sys.stderr)
+    if _json_errors.get():
+        print(json.dumps({"error": msg}, ensure_ascii=False))
 
 
 def _size(n: float) -> str:
@@ -189,10 +195,24 @@ def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
 def cmd_run(model: str, split: str = "dev", *, db: str | None = None, dataset: int | None = None,
             name: str | None = None, device: str = "cpu", batch_size: int = 32, progress: bool = True,
             task: str | None = None, allow_pickle: bool = False, generation: dict | None = None,
-            extra_dirs: Sequence[str] = ()) -> int:
+            extra_dirs: Sequence[str] = (), json_out: bool = False) -> int:
     """Predict a split stored in the workspace with a model and store the predictions as a
-    run (scored, analysed and exported like an imported predictions file)."""
-    from ..runs import ModelTaskMismatch, model_run
+    run (scored, analysed and exported like an imported predictions file). With ``json_out``
+    one JSON object: ``{"run_id", "metrics", "training_overlap"}``."""
+    token = _json_errors.set(json_out)
+    try:
+        return _cmd_run(model, split, db=db, dataset=dataset, name=name, device=device,
+                        batch_size=batch_size, progress=progress and not json_out, task=task,
+                        allow_pickle=allow_pickle, generation=generation, extra_dirs=extra_dirs,
+                        json_out=json_out)
+    finally:
+        _json_errors.reset(token)
+
+
+def _cmd_run(model: str, split: str, *, db: str | None, dataset: int | None, name: str | None,
+             device: str, batch_size: int, progress: bool, task: str | None, allow_pickle: bool,
+             generation: dict | None, extra_dirs: Sequence[str], json_out: bool) -> int:
+    from ..runs import ModelTaskMismatch, model_run, overlap_sentence
     from ..store.workspace import WorkspaceError, WorkspaceLocked, connect, default_db_path
 
     dev, info, spec = _choose(model, task, device, batch_size, allow_pickle, extra_dirs)
@@ -234,10 +254,19 @@ def cmd_run(model: str, split: str = "dev", *, db: str | None = None, dataset: i
     finally:
         ws.close()
     ev = result.evaluation
+    overlap = result.training_overlap
+    if json_out:
+        print(json.dumps({"run_id": result.run_id, "metrics": ev.summary(),
+                          "training_overlap": None if overlap is None else {
+                              k: overlap[k] for k in ("examples", "share", "metrics_without_overlap")}},
+                         ensure_ascii=False, indent=2))
+        return 0
     ci = ev.intervals.get(ev.headline)
     shown = "n/a" if ev.value is None else f"{ev.value:.4f}"
     print(f"stored run #{result.run_id} of {info.name} on {target.task} {target.split}: {ev.headline} = "
           f"{shown}" + (f" (95% CI {ci[0]:.4f}-{ci[1]:.4f})" if ci else ""))
+    if overlap and overlap["examples"]:
+        print(f"warning: {overlap_sentence(overlap, info.name)}")
     if _timing(predictor):
         print(f"timing: {_timing(predictor)}")
     return 0
@@ -269,7 +298,7 @@ def run_run(args) -> int:
     return cmd_run(args.model, args.split, db=args.db, dataset=args.dataset, name=args.name,
                    device=args.device, batch_size=args.batch_size, progress=not args.no_progress,
                    task=args.task, allow_pickle=args.allow_pickle, generation=_generation_args(args),
-                   extra_dirs=args.dir or ())
+                   extra_dirs=args.dir or (), json_out=args.json)
 
 
 def _model_options(p) -> None:
@@ -315,6 +344,8 @@ def build_parser_hooks(subparsers) -> None:
     r.add_argument("--dataset", type=int, help="dataset id instead of task and split (see `list`)")
     r.add_argument("--name", help="run name (default: MODEL on SPLIT)")
     r.add_argument("--db", help="workspace file (default $CBLUE_STUDIO_DB or workspace/cblue_studio.duckdb)")
+    r.add_argument("--json", action="store_true",
+                   help='print one JSON object: {"run_id", "metrics", "training_overlap"}')
     _model_options(r)
     r.set_defaults(func=run_run)
 

@@ -22,6 +22,7 @@ from typing import Any
 from ..tasks import TaskSpec, UnknownTaskError, get_task
 from .base import Predictor
 from .devices import DeviceError, empty_cache, resolve_device
+from .provenance import read_training_records
 from .registry import HF_KINDS, ModelInfo, ModelLoadError, ModelNotFoundError, inspect_folder, resolve
 
 __all__ = [
@@ -121,6 +122,7 @@ def load_predictor(name_or_dir: str | Path | ModelInfo, *, task: str | TaskSpec 
     except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:
         raise ModelLoadError(f"model {info.name!r} at {info.path} ({kind}) failed to load: "
                              f"{type(exc).__name__}: {exc}") from exc
+    predictor.training_records = read_training_records(info.path)
     got = getattr(getattr(predictor, "task", None), "name", None)
     if want and got and got != want:
         raise ModelLoadError(f"model {info.name!r} at {info.path} predicts {got}, not {want}")

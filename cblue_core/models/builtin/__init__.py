@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ...records import Example
+from ...tasks import get_task
 from ..base import ModelCard, Predictor
 from . import cdn, cmeie, common, ngram, spans
 
@@ -49,6 +51,19 @@ TRAINERS: dict[str, Callable[..., ModelCard]] = {
 
 # Folder names under the repository's models/ directory.
 MODEL_DIRS: dict[str, str] = {t: t.lower() for t in TRAINERS}
+
+
+def supervised_training_data(card: ModelCard, data_dir: str | Path) -> tuple[list[Example], list[str]]:
+    """The records a shipped built-in model learnt from with supervision, re-read from the
+    CBLUE folder as its trainer read them: the task's training file, or for CMeIE the fixed 80%
+    of dev plus CMeEE's training file (its auxiliary head and its encoder's start)."""
+    task = get_task(card.task)
+    if card.kind == cmeie.KIND:
+        train_ex, _, info = cmeie.split_data(data_dir, task)
+        ee_train, ee_path = common.load_split(data_dir, get_task("CMeEE"), "train")
+        return list(train_ex) + ee_train, [str(info["train"]), str(ee_path)]
+    train_ex, train_path = common.load_split(data_dir, task, "train")
+    return train_ex, [str(train_path)]
 
 
 def train(task: str, data_dir: str | Path, out_dir: str | Path, *, seed: int = 0,

@@ -439,6 +439,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "tried": tried or [],
         "threads": threads,
     }
+    C.record_training_data(out_dir, card, train_ex, sources=[str(_rel(train_path))])
     card.dev_metrics = dev_summary
     card.baselines = base
     card.extra = {"terms": len(gen.terms), "memory_texts": len(gen.memory_texts)}

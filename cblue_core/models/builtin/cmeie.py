@@ -650,6 +650,12 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "tried": tried or [],
         "threads": threads,
     }
+    supervised, sources = list(train_ex), [f"{split_info['train']}"]
+    if aux or init_from:      # the auxiliary head and the cmeee encoder both learnt CMeEE's labels
+        ee_train, ee_path = C.load_split(data_dir, get_task("CMeEE"), "train")
+        supervised += ee_train
+        sources.append(str(_rel(ee_path)))
+    C.record_training_data(out_dir, card, supervised, sources=sources)
     card.dev_metrics = summary
     card.baselines = base
     card.extra = {"chars": cfg.vocab_size, "bigrams": cfg.bigram_size,

@@ -322,6 +322,15 @@ def load_train_dev(data_dir: str | Path, task: TaskSpec
     return train_ex, train_path, dev_ex, dev_path
 
 
+def record_training_data(out_dir: Path, card: ModelCard, examples: Sequence[Example],
+                         sources: list[str]) -> None:
+    """Fingerprint every record the model learnt from with supervision, beside its weights, and
+    say so in the card (a run on those records then carries a warning; see models.provenance)."""
+    from ..provenance import write_training_records
+
+    card.training["supervised_records"] = write_training_records(out_dir, examples, sources=sources)
+
+
 def command_line(task: str, data_dir: str | Path, out_dir: str | Path, seed: int,
                  threads: int | None = None) -> str:
     env = f"CBLUE_TRAIN_THREADS={threads} " if threads not in (None, DEFAULT_TRAIN_THREADS) else ""

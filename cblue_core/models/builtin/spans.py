@@ -545,6 +545,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "tried": tried or [],
         "threads": threads,
     }
+    C.record_training_data(out_dir, card, train_ex, sources=[str(_rel(train_path))])
     card.dev_metrics = dev_summary
     card.baselines = baselines
     card.extra = {"chars": cfg.vocab_size, "bigrams": cfg.bigram_size,
