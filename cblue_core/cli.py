@@ -3,19 +3,46 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import select
 import sys
+from collections.abc import Sized
 from pathlib import Path
+from typing import NoReturn, cast
 
 from .io.errors import FileRefused
 from .io.resources import READERS, resource_kind
 from .io.validate import validate
 from .io.writers import write_dataset
+from .logs import log_exception, log_path, one_line
 from .store.workspace import WorkspaceError, WorkspaceLocked, connect, default_db_path
 from .tasks import REGISTRY, UnknownTaskError, get_task
+
+# Exit statuses beyond a command's own 0 (success), 1 (input refused) and 2 (usage):
+EXIT_UNEXPECTED = 3      # a bug or an unforeseen condition: one line here, the traceback in the log
+EXIT_INTERRUPTED = 130   # 128 + SIGINT, as a shell reports Ctrl-C
+EXIT_CLOSED_PIPE = 141   # 128 + SIGPIPE, as a shell reports a writer that `head` stopped
+MESSAGE_CHARS = 300      # of an unexpected exception's message on stderr, so that it stays one line
 
 
 def _print_json(obj) -> None:
     print(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+def _fail(args, code: int, message: str, shown: str | None = None, **extra) -> int:
+    """Say why a command failed: ``shown`` (default ``error: message``) on stderr and, under
+    ``--json``, ``{"error": message, **extra}`` as the one JSON object on stdout."""
+    try:
+        print(f"error: {message}" if shown is None else shown, file=sys.stderr)
+    except OSError:   # nowhere left to say it
+        pass
+    if getattr(args, "json", False):
+        try:
+            _print_json({"error": message, **extra})
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _output_closed()
+    return code
 
 
 def cmd_validate(args) -> int:
@@ -24,7 +51,7 @@ def cmd_validate(args) -> int:
     if kind:
         reader = READERS[kind]
         try:
-            rows = reader(path)
+            rows = cast(Sized, reader(path))
         except FileRefused as refused:
             errors = [str(d) for d in refused.defects]
             out = {"file": str(path), "task": kind, "records": 0, "annotations": 0,
@@ -55,10 +82,25 @@ def cmd_validate(args) -> int:
 
 
 def cmd_ingest(args) -> int:
-    from .ingest import ingest_paths
+    from .ingest import IngestInterrupted, ingest_paths
 
     ws = connect(args.db)
-    outcomes = ingest_paths(ws, args.paths, args.task, args.split, args.strict)
+    try:
+        outcomes = ingest_paths(ws, args.paths, args.task, args.split, args.strict)
+    except IngestInterrupted as stop:
+        _print_outcomes(stop.outcomes)
+        stored = sum(1 for o in stop.outcomes if o.ok)
+        print(f"error: {stop}; {stored} file(s) stored completely before it, none of the rest stored",
+              file=sys.stderr)
+        return 128 + stop.signum
+    finally:
+        ws.close()
+    failed = _print_outcomes(outcomes)
+    return 1 if failed else 0
+
+
+def _print_outcomes(outcomes) -> int:
+    """Print one line per file (and its first warnings); return how many were refused."""
     failed = 0
     for o in outcomes:
         mark = "ok     " if o.ok else "REFUSED"
@@ -69,8 +111,7 @@ def cmd_ingest(args) -> int:
                 print(f"        warning {d}")
             if len(o.report.warnings) > 5:
                 print(f"        ... {len(o.report.warnings) - 5} more warnings (see `validate`)")
-    ws.close()
-    return 1 if failed else 0
+    return failed
 
 
 def cmd_list(args) -> int:
@@ -117,14 +158,15 @@ def cmd_evaluate(args) -> int:
 
     gold_ds = validate(args.gold, args.task)
     if not gold_ds.report.ok:
-        print(f"gold file refused: {gold_ds.report.errors[0]}", file=sys.stderr)
-        return 1
+        msg = f"gold file refused: {gold_ds.report.errors[0]}"
+        return _fail(args, 1, msg, shown=msg)
     task = gold_ds.task
     try:
         matched = match_predictions(task, gold_ds.examples, args.pred, allow_missing=args.allow_missing)
     except FileRefused as refused:
-        print("predictions refused:\n  " + "\n  ".join(str(d) for d in refused.defects), file=sys.stderr)
-        return 1
+        defects = [str(d) for d in refused.defects]
+        return _fail(args, 1, "predictions refused", shown="predictions refused:\n  " + "\n  ".join(defects),
+                     defects=defects)
     ev = evaluate(task, gold_ds.examples, matched.predictions, n_boot=args.bootstrap, seed=args.seed)
     if task.scorer == "promptcblue":
         out = {"task": task.name, "score": ev.metrics.get("score"),
@@ -184,7 +226,7 @@ def cmd_tasks(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m cblue_core", description="CBLUE Studio command line")
+    p = _Parser(prog="python -m cblue_core", description="CBLUE Studio command line")
     sub = p.add_subparsers(dest="command", required=True)
 
     v = sub.add_parser("validate", help="validate a dataset file and print its report")
@@ -247,9 +289,82 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = None
     try:
-        return args.func(args)
+        args = build_parser().parse_args(argv)
+        code = args.func(args)
+        sys.stdout.flush()   # so that a closed pipe shows here, not as a traceback at interpreter exit
+        return code
+    except _UsageError as exc:
+        # argparse has printed the usage line; the message keeps its "prog: error:" form.
+        return _fail(_or_argv(None, argv), 2, str(exc), shown=str(exc))
     except (WorkspaceLocked, WorkspaceError, UnknownTaskError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(_or_argv(args, argv), 2, str(exc))
+    except BrokenPipeError as exc:
+        return _output_closed() if _stdout_closed() else _unexpected(args, argv, exc)
+    except KeyboardInterrupt:
+        return _fail(_or_argv(args, argv), EXIT_INTERRUPTED, "interrupted")
+    except Exception as exc:  # noqa: BLE001 - the last resort: one line, details in the log
+        return _unexpected(args, argv, exc)
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose usage errors reach main (which owes --json a JSON answer)
+    instead of exiting. Subcommand parsers are made of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise _UsageError(f"{self.prog}: error: {message}")
+
+
+class _JsonOnly:
+    """Stands in for parsed arguments where there are none (a usage error)."""
+
+    def __init__(self, json_out: bool) -> None:
+        self.json = json_out
+
+
+def _or_argv(args, argv: list[str]):
+    return args if args is not None else _JsonOnly("--json" in argv)
+
+
+def _unexpected(args, argv: list[str], exc: Exception) -> int:
+    """An exception no command expects: a line on stderr (and --json's object), the traceback
+    only in the log, exit status 3."""
+    command = getattr(args, "command", None) or "(parsing arguments)"
+    target = log_path(getattr(args, "db", None))
+    logged: str | None = None
+    try:
+        logged = str(log_exception(f"python -m cblue_core {command}", exc, target))
+        details = f"details: {logged}"
+    except OSError as log_exc:
+        details = f"no details: cannot write {target}: {log_exc.strerror or type(log_exc).__name__}"
+    summary = one_line(exc, MESSAGE_CHARS)
+    return _fail(args, EXIT_UNEXPECTED, summary, shown=f"error: {summary} ({details})", log=logged)
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone: a BrokenPipeError from another pipe is a bug."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):   # no poll (Windows), or no descriptor: assume so
+        return True
+
+
+def _output_closed() -> int:
+    """The reader of stdout went away (``... | head``): stop quietly. Python would otherwise
+    print a traceback when it flushes stdout at exit, so stdout now points at /dev/null."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):   # no real file descriptor (stdout replaced in-process)
+        pass
+    return EXIT_CLOSED_PIPE
+
