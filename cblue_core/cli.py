@@ -130,6 +130,57 @@ def cmd_list(args) -> int:
     return 0
 
 
+def cmd_query(args) -> int:
+    """Examples of a stored split selected by a SQL predicate, run in the same sandbox as the
+    app's filter (see cblue_core.store.user_sql)."""
+    if args.limit < 0:
+        return _fail(args, 2, "--limit must be 0 or more")
+    if args.timeout is not None and args.timeout <= 0:
+        return _fail(args, 2, "--timeout must be more than 0 seconds")
+    path = Path(args.db) if args.db else default_db_path()
+    if not path.is_file():
+        return _fail(args, 1, f"no workspace at {path}")
+    ws = connect(path, read_only=True)
+    try:
+        if args.dataset is not None:
+            info = ws.datasets.get(args.dataset)
+            what = f"dataset {args.dataset}"
+        elif args.task and args.split:
+            info = ws.datasets.find(get_task(args.task).name, args.split)
+            what = f"{args.task} {args.split} split"
+        else:
+            return _fail(args, 2, "query needs --dataset ID, or --task and --split")
+        if info is None:
+            return _fail(args, 1, f"no {what} in {path} (see `list`)")
+        page = ws.datasets.query(info.dataset_id, predicate=args.where or "", limit=args.limit,
+                                 timeout=args.timeout)
+    finally:
+        ws.close()
+    if page.error:
+        return _fail(args, 1, page.error)
+    frame = page.rows
+    if args.json:
+        rows = [{k: _plain(v) for k, v in rec.items()} for rec in frame.to_dict(orient="records")]
+        _print_json({"total": page.total, "rows": rows})
+        return 0
+    print(f"{page.total:,} matching examples in {info.task} {info.split} (dataset {info.dataset_id})"
+          + (f"; the first {len(frame):,}" if len(frame) < page.total else ""))
+    if len(frame):
+        shown = frame[["idx", "text", "label", "types", "n_spans", "text_length"]].copy()
+        shown["text"] = shown["text"].map(lambda t: (t or "")[:60].replace("\n", " "))
+        print(shown.to_string(index=False, max_colwidth=60))
+    return 0
+
+
+def _plain(value: object) -> object:
+    """A cell as JSON: lists for arrays, None for missing values, Python numbers."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
 def cmd_export(args) -> int:
     ws = connect(args.db, read_only=True)
     if args.dataset is not None:
@@ -249,6 +300,19 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--db")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=cmd_list)
+
+    q = sub.add_parser("query", help="examples of a stored split that a SQL predicate selects")
+    q.add_argument("--dataset", type=int, help="dataset id (see `list`)")
+    q.add_argument("--task")
+    q.add_argument("--split")
+    q.add_argument("--where", help="a boolean expression over the example columns, e.g. "
+                                   "\"nesting_depth > 1 AND list_contains(types, 'dis')\"")
+    q.add_argument("--limit", type=int, default=20, help="rows to print (default 20; the total is always counted)")
+    q.add_argument("--timeout", type=float, help="seconds before the filter is stopped (default "
+                                                 "$CBLUE_STUDIO_SQL_TIMEOUT or 3)")
+    q.add_argument("--db")
+    q.add_argument("--json", action="store_true", help='print {"total": N, "rows": [...]}')
+    q.set_defaults(func=cmd_query)
 
     e = sub.add_parser("export", help="write a stored split back in its official format")
     e.add_argument("--dataset", type=int)

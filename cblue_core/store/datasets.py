@@ -187,7 +187,7 @@ class DatasetStore:
 
     def query(self, dataset_id: int, *, substring: str = "", regex: str = "",
               types: Iterable[str] = (), nested_only: bool = False, predicate: str = "",
-              limit: int = 50, offset: int = 0) -> ExamplePage:
+              limit: int = 50, offset: int = 0, timeout: float | None = None) -> ExamplePage:
         """Filter a dataset's examples; a bad regex or SQL predicate comes back as ``error``."""
         where = ["dataset_id = ?"]
         params: list[Any] = [dataset_id]
@@ -205,7 +205,7 @@ class DatasetStore:
             where.append("nesting_depth > 1")
         if predicate.strip():
             try:
-                matching = self.matching(dataset_id, predicate)
+                matching = self.matching(dataset_id, predicate, timeout=timeout)
             except PredicateRefused as exc:
                 return ExamplePage(0, _empty_frame(), str(exc))
             where.append("idx IN (SELECT unnest(?::INTEGER[]))")
