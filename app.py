@@ -1,11 +1,16 @@
 """CBLUE Studio: entry point. `streamlit run app.py`"""
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from app_pages.common import sidebar
 
-st.set_page_config(page_title="CBLUE Studio", page_icon=":material/stethoscope:", layout="wide")
+ICON = Path(__file__).resolve().parent / "assets" / "icon.png"
+
+# A local icon: a Material icon name would make the browser fetch the icon font from Google.
+st.set_page_config(page_title="CBLUE Studio", page_icon=str(ICON), layout="wide")
 
 PAGES = [
     st.Page("app_pages/datasets.py", title="Datasets", icon=":material/dataset:", url_path="datasets", default=True),

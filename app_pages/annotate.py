@@ -22,11 +22,11 @@ import streamlit as st
 
 from app_pages.common import md, run_label, selected, user_name, workspace
 from app_pages.components.span_editor import editor_value, span_editor
+from app_pages.html_view import show_html
 from cblue_core.annotation.model import Annotation, EditConflict, annotation_field
 from cblue_core.annotation.validation import allowed_predicates, combined_for, schema_types
 from cblue_core.records import Span, Triple
 from cblue_core.render.example import example_html
-from app_pages.html_view import show_html
 from cblue_core.tasks import REGISTRY, get_task
 
 TABS = ["Edit", "Versions", "Review queue", "Agreement", "Re-score", "Export"]
@@ -44,7 +44,7 @@ def guard(what: str):
     try:
         yield
     except Exception as exc:  # noqa: BLE001 (StopException / RerunException are BaseException)
-        st.error(f"{what}: {md(exc)}")
+        st.error(f"{md(what)}: {md(exc)}")
 
 
 def flash(kind: str, message: str) -> None:
@@ -415,7 +415,7 @@ def edit_triples(ex, d: dict, doc: str) -> None:
         else:
             b.warning(f"No CMeIE schema relates a {md(subj[1])} subject to a {md(obj[1])} object.")
         combined = combined_for(ex.text, subj[0], obj[0])
-        st.caption(f"Combined: **{combined}** (true when no 。-sentence holds both mentions)")
+        st.caption(f"Combined: **{md(combined)}** (true when no 。-sentence holds both mentions)")
         if st.button("Add triple", disabled=pred is None, key=f"ann_add_triple::{doc}"):
             new = Triple(subj[0], pred, obj[0], subj[1], obj[1], combined)
             if any((t.subject, t.predicate, t.object) == (new.subject, new.predicate, new.object)
@@ -458,7 +458,7 @@ def edit_terms(ex, d: dict, doc: str) -> None:
     if q.strip():
         needle = q.strip()
         matches = [t.term for t in icd if needle in t.term or needle.upper() in t.code.upper()][:200]
-        st.caption(f"{len(matches)} matching terms" + (" (first 200)" if len(matches) == 200 else ""))
+        st.caption(f"{len(matches):d} matching terms" + (" (first 200)" if len(matches) == 200 else ""))
     elif not icd:
         st.caption("No ICD-10 list in the workspace: any term is accepted.")
     options = list(dict.fromkeys(cur + matches))
@@ -472,8 +472,8 @@ def edit_terms(ex, d: dict, doc: str) -> None:
 def show_conflict(ex, exc: EditConflict, dataset_id: int, idx: int) -> None:
     """Both versions side by side, and the choice: keep mine (save again on their revision) or
     keep theirs (reload)."""
-    st.error(f"Edit conflict on example {idx}: it was saved by someone else while you edited it "
-             f"(now revision {exc.current_revision}). Which version do you keep?")
+    st.error(f"Edit conflict on example {idx:d}: it was saved by someone else while you edited it "
+             f"(now revision {exc.current_revision:d}). Which version do you keep?")
     m1, m2 = st.columns(2)
     with m1:
         st.markdown("**Mine (not saved)**")
@@ -481,7 +481,7 @@ def show_conflict(ex, exc: EditConflict, dataset_id: int, idx: int) -> None:
         st.button("Keep mine (save over their version)", type="primary", on_click=on_keep_mine,
                   args=(dataset_id, idx), key="ann_keep_mine")
     with m2:
-        st.markdown(f"**Theirs (saved, revision {exc.current_revision})**")
+        st.markdown(f"**Theirs (saved, revision {exc.current_revision:d})**")
         show_annotation(ex, exc.current, task)
         st.button("Keep theirs (reload, drop mine)", on_click=on_keep_theirs, args=(dataset_id, idx),
                   key="ann_keep_theirs")
@@ -518,7 +518,7 @@ with tab["Edit"]:
                     if exc is not None:
                         show_conflict(ex, exc, did, idx)
 
-                st.markdown(f"**Example {idx}** of {info.records} · revision {rev}"
+                st.markdown(f"**Example {idx:d}** of {info.records:d} · revision {rev:d}"
                             + (f" · key {md(ex.key)}" if ex.key and ex.key != ex.text else ""))
                 EDITORS[kind](ex, d, doc)
                 if kind != "spans":
@@ -528,14 +528,14 @@ with tab["Edit"]:
                 if dirty:
                     st.warning("Unsaved changes: " + md(change_summary(d["loaded"], d["ann"], task, limit=8)))
                 if rev != d["base"] and exc is None:
-                    st.warning(f"Saved meanwhile by someone else (revision {rev}, you started from "
-                               f"{d['base']}): saving will ask which version to keep.")
+                    st.warning(f"Saved meanwhile by someone else (revision {rev:d}, you started from "
+                               f"{d['base']:d}): saving will ask which version to keep.")
 
                 elsewhere = sorted(int(k.split(":")[1]) for k, v in drafts().items()
                                    if k.startswith(f"{did}:") and k != doc and v["ann"] != v["loaded"])
                 if elsewhere:
                     st.caption("Unsaved edits in this session also on example(s) "
-                               + ", ".join(map(str, elsewhere[:20])) + ": go back to save them.")
+                               + ", ".join(f"{i:d}" for i in elsewhere[:20]) + ": go back to save them.")
                 st.text_input("Reason for the edit (kept with it)", key="ann_reason",
                               placeholder="e.g. boundary: include 无力; wrong type")
                 b1, b2, b3 = st.columns(3)
@@ -558,7 +558,7 @@ with tab["Edit"]:
                                "whose result was changed since needs those later changes reverted first.")
                     for e in events[::-1][:20]:
                         h1, h2 = st.columns([6, 1])
-                        h1.caption(f"#{e.event_id} · {md(e.author)} · {md(e.created_at)} · {e.kind} · "
+                        h1.caption(f"#{e.event_id:d} · {md(e.author)} · {md(e.created_at)} · {md(e.kind)} · "
                                    f"{md(e.reason or '(no reason)')}")
                         h2.button("Revert", key=f"ann_revert::{e.event_id}", on_click=on_revert,
                                   args=(e.event_id, did, idx), disabled=dirty,
@@ -575,7 +575,7 @@ with tab["Versions"]:
             if v2.button("Create version", key="ann_ver_create"):
                 try:
                     made = ws.annotations.create_version(did, vname, user_name())
-                    st.success(f"Created version {md(repr(made.name))} (events up to #{made.last_event_id}).")
+                    st.success(f"Created version {md(repr(made.name))} (events up to #{made.last_event_id:d}).")
                     versions = ws.annotations.versions(did)
                 except Exception as exc:  # noqa: BLE001
                     st.error(f"Not created: {md(exc)}")
@@ -675,7 +675,7 @@ with tab["Agreement"]:
                         same = sum(x == y for x, y in zip(la, lb))
                         k1, k2 = st.columns(2)
                         k1.metric("Cohen's kappa", f"{kappa:.3f}")
-                        k2.metric("Raw agreement", f"{same / len(common):.3f}", help=f"{len(common)} examples")
+                        k2.metric("Raw agreement", f"{same / len(common):.3f}", help=f"{len(common):d} examples")
                         differ = [i for i, x, y in zip(common, la, lb) if x != y]
                     else:
                         ag = span_agreement([ma[i] for i in common], [mb[i] for i in common])
@@ -707,8 +707,8 @@ with tab["Agreement"]:
                         if a_ann.label != b_ann.label:
                             keep["label"] = st.radio(
                                 "Label to keep", ["a", "b"], horizontal=True, key=f"ann_adj_label::{pick}",
-                                format_func=lambda w: f"{a_name if w == 'a' else b_name}: "
-                                f"{task.display_label((a_ann if w == 'a' else b_ann).label or '∅')}")
+                                format_func=lambda w: f"{md(a_name if w == 'a' else b_name)}: "
+                                f"{md(task.display_label((a_ann if w == 'a' else b_ann).label or '∅'))}")
                         disputed = []
                         for field_name in ("spans", "triples", "terms"):
                             xa, xb = getattr(a_ann, field_name), getattr(b_ann, field_name)
@@ -749,7 +749,7 @@ with tab["Agreement"]:
                                 ev = ws.annotations.save(
                                     did, pick, result, author=user_name(), base_revision=rev,
                                     reason=f"adjudication of {a_name} and {b_name}")
-                                st.success(f"Saved example {pick} as event #{ev.event_id}.")
+                                st.success(f"Saved example {pick:d} as event #{ev.event_id:d}.")
                             except Exception as exc:  # noqa: BLE001
                                 st.error(f"Not saved: {md(exc)}")
 
@@ -809,7 +809,7 @@ with tab["Export"]:
             version = st.selectbox("Gold version", names, key="ann_exp_version")
             stem = f"{task_name}_{split}" + ("" if version == CURRENT else f"_{version}")
             gold = ws.annotations.gold_examples(did, version_arg(version))
-            st.caption(f"{len(gold)} examples; {len(ws.annotations.edited_indices(did, version_arg(version)))} "
+            st.caption(f"{len(gold):d} examples; {len(ws.annotations.edited_indices(did, version_arg(version))):d} "
                        "edited since ingest.")
 
             def build_official() -> bytes:

@@ -2,6 +2,8 @@
 the user's name, and small widgets. Not a page itself."""
 from __future__ import annotations
 
+import html
+import numbers
 import os
 import re
 from pathlib import Path
@@ -34,7 +36,7 @@ def workspace() -> Workspace:
     try:
         base = _open_workspace(path)
     except (WorkspaceLocked, WorkspaceError) as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
     key = f"_cursor::{path}"
     if key not in st.session_state:
@@ -50,6 +52,55 @@ def md(value) -> str:
     every ASCII punctuation character backslash-escaped, so no link, image, HTML, code, LaTeX or
     colour directive can come from data."""
     return _MD_SPECIAL.sub(r"\\\1", "" if value is None else str(value)).replace("\n", " ")
+
+
+# Letters and digits (any script) joined by single `_`, `.` or `-`: an `_` between two letters
+# opens no emphasis, and without `:`, `@`, `/`, `<`, `[` or `www.` no link forms.
+_MD_NAME = re.compile(r"[^\W_]+(?:[_.\-][^\W_]+)*")
+
+
+def md_name(value) -> str:
+    """A file or identifier-like name (``CMeEE_test.json``) shown as it is when Markdown can give
+    it no meaning; anything else goes through :func:`md`. Safe for any value, like ``md``."""
+    text = "" if value is None else str(value)
+    if _MD_NAME.fullmatch(text) and "www." not in text.lower():
+        return text
+    return md(text)
+
+
+def _real(value) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"not a number: {type(value).__name__}")
+
+
+def num(value, spec: str = ".4f") -> str:
+    """A number for Markdown, formatted with ``spec`` (``n/a`` for None). Anything that is not a
+    real number is refused, so the result is digits, sign, point, separators or ``e``/``inf``/``nan``."""
+    if value is None:
+        return "n/a"
+    _real(value)
+    return format(value, spec)
+
+
+def pct(value, digits: int = 1) -> str:
+    """A share (0.25) as a percentage for Markdown (``25.0%``; ``n/a`` for None)."""
+    if value is None:
+        return "n/a"
+    _real(value)
+    return format(value, f".{int(digits)}%")
+
+
+def plot_text(value) -> str:
+    """Data shown in a Plotly figure (tick labels, categories, hover text, legend names, titles,
+    annotations): Plotly renders a small HTML subset there (``<a href>``, ``<b>``, ``<br>``), so
+    ``&``, ``<`` and ``>`` are escaped; Plotly shows ``&lt;`` as ``<``. Distinct values stay
+    distinct, so a clicked point maps back to its value (see :func:`plot_labels`)."""
+    return html.escape("" if value is None else str(value), quote=False)
+
+
+def plot_labels(values) -> dict[str, str]:
+    """``{plot_text(v): v}``: what a click on a chart reports, back to the value it shows."""
+    return {plot_text(v): v for v in values}
 
 
 def user_name() -> str:
@@ -136,7 +187,8 @@ def pick_run(ws: Workspace, key: str, label: str = "Run", param: str = "run"):
     if key not in st.session_state and wanted and wanted.isdigit() and int(wanted) in ids:
         st.session_state[key] = int(wanted)
     by_id = {r.run_id: r for r in runs}
-    run_id = st.selectbox(label, ids, key=key, format_func=lambda i: run_label(by_id[i]))
+    # Selectbox options are plain text (not Markdown): the run's name is shown as typed.
+    run_id = st.selectbox(md(label), ids, key=key, format_func=lambda i: run_label(by_id[i]))
     st.query_params[param] = str(run_id)
     return by_id[run_id]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import _open_workspace, db_path, pick_run, run_label, selected, workspace
-from cblue_core.render.example import example_html
+from app_pages.common import _open_workspace, db_path, md, pick_run, run_label, selected, workspace
 from app_pages.html_view import show_html
+from cblue_core.render.example import example_html
 from cblue_core.runs import compare_runs
 from cblue_core.store.workspace import WorkspaceError
 from cblue_core.tasks import get_task
@@ -20,7 +20,7 @@ with c1:
     run_a = pick_run(ws, "cmp_a", "Run A", param="a")
 same_split = [r for r in ws.runs.all(dataset_id=run_a.dataset_id) if r.run_id != run_a.run_id]
 if not same_split:
-    st.info(f"Run A is the only run on {run_a.task} {run_a.split}: import another one to compare.")
+    st.info(f"Run A is the only run on {md(run_a.task)} {md(run_a.split)}: import another one to compare.")
     st.stop()
 by_id = {r.run_id: r for r in same_split}
 wanted = st.query_params.get("b")
@@ -44,13 +44,13 @@ try:
     slices_key = tuple((s.name, s.predicate) for s in ws.slices.all(run_a.task))
     cmp = _comparison(db_path(), run_a.run_id, run_b.run_id, slices_key)
 except WorkspaceError as exc:
-    st.error(str(exc))
+    st.error(md(exc))
     st.stop()
 
 d = cmp.overall
 m = st.columns(4)
-m[0].metric(f"A {cmp.metric}", f"{d.a:.4f}")
-m[1].metric(f"B {cmp.metric}", f"{d.b:.4f}", delta=f"{d.delta:+.4f}")
+m[0].metric(f"A {md(cmp.metric)}", f"{d.a:.4f}")
+m[1].metric(f"B {md(cmp.metric)}", f"{d.b:.4f}", delta=f"{d.delta:+.4f}")
 m[2].metric("95% CI of B − A", f"{d.low:+.4f} … {d.high:+.4f}")
 m[3].metric("p-value (paired bootstrap)", f"{d.p_value:.3f}")
 
@@ -64,7 +64,7 @@ if not cmp.slices:
 lists = {"A right, B wrong": cmp.a_right_b_wrong, "B right, A wrong": cmp.b_right_a_wrong,
          "both wrong": cmp.both_wrong}
 choice = st.radio("Examples", list(lists), horizontal=True, key="cmp_list",
-                  format_func=lambda k: f"{k} ({len(lists[k])})")
+                  format_func=lambda k: f"{md(k)} ({len(lists[k]):d})")
 idxs = lists[choice]
 if not idxs:
     st.caption("None.")
@@ -76,12 +76,12 @@ else:
     picked = selected(event)
     idx = int(table.iloc[picked[0]]["idx"]) if picked else int(idxs[0])
     gold = ws.datasets.example(run_a.dataset_id, idx)
-    st.markdown(f"**Example {idx}**")
+    st.markdown(f"**Example {idx:d}**")
     cols = st.columns(3)
     with cols[0]:
         st.caption("gold")
         show_html(example_html(gold, task))
     for col, run in zip(cols[1:], (run_a, run_b)):
         with col:
-            st.caption(f"run #{run.run_id} {run.name}")
+            st.caption(f"run #{run.run_id:d} {md(run.name)}")
             show_html(example_html(ws.runs.prediction(run.run_id, idx), task))

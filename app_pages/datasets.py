@@ -9,11 +9,11 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from app_pages.common import selected, user_name, workspace
+from app_pages.common import md, plot_text, selected, user_name, workspace
+from app_pages.html_view import show_html
 from cblue_core.ingest import ingest_file
 from cblue_core.io.validate import validate
 from cblue_core.render.example import example_html
-from app_pages.html_view import show_html
 from cblue_core.tasks import REGISTRY, get_task
 
 PAGE_SIZE = 25
@@ -49,7 +49,7 @@ with tab_upload:
         task_arg = None if task_choice.startswith("(") else task_choice
         loaded = validate(data, task_arg, name=uploaded.name)
         rep = loaded.report
-        (st.success if rep.ok else st.error)(rep.summary())
+        (st.success if rep.ok else st.error)(md(rep.summary()))
         defects = [{"severity": sev, "record": d.record, "line": d.line, "field": d.field,
                     "problem": d.message, "expected": d.expected}
                    for sev, ds in (("error", rep.errors), ("warning", rep.warnings)) for d in ds]
@@ -59,7 +59,7 @@ with tab_upload:
             split = st.text_input("Split name", value=rep.split or "dev", key="ds_upload_split")
             if st.button("Store in the workspace", type="primary"):
                 outcome = ingest_file(ws, uploaded.name, task_arg, split, data=data)
-                (st.success if outcome.ok else st.error)(outcome.message)
+                (st.success if outcome.ok else st.error)(md(outcome.message))
                 if outcome.ok:
                     st.session_state.ds_task, st.session_state.ds_split = rep.task, split
                     st.rerun()
@@ -78,8 +78,8 @@ with tab_browse:
     split = c2.selectbox("Split", splits, key="ds_split")
     task = get_task(task_name)
     info = ws.datasets.find(task_name, split)
-    st.caption(f"{task.description}. Leaderboard metric: {task.metric}. File: {info.name}; "
-               f"offsets: {info.offset_convention}.")
+    st.caption(f"{md(task.description)}. Leaderboard metric: {md(task.metric)}. File: {md(info.name)}; "
+               f"offsets: {md(info.offset_convention)}.")
 
     stats = ws.datasets.stats(info.dataset_id)
     m = st.columns(4)
@@ -91,7 +91,7 @@ with tab_browse:
     with st.expander("Summary charts", expanded=False):
         charts = st.columns(2)
         if stats.label_counts:
-            lab = pd.DataFrame({"label": [task.display_label(k) for k in stats.label_counts],
+            lab = pd.DataFrame({"label": [plot_text(task.display_label(k)) for k in stats.label_counts],
                                 "count": list(stats.label_counts.values())}).head(60)
             charts[0].plotly_chart(px.bar(lab, x="count", y="label", orientation="h",
                                           title="Labels / types").update_layout(
@@ -109,7 +109,7 @@ with tab_browse:
         if stats.sub_tasks:
             extra.append(("Examples per sub-task", stats.sub_tasks, "sub-task"))
         for n, (title, counts, xname) in enumerate(extra):
-            frame = pd.DataFrame({xname: [str(k) for k in counts], "examples": list(counts.values())})
+            frame = pd.DataFrame({xname: [plot_text(k) for k in counts], "examples": list(counts.values())})
             st.columns(2)[n % 2].plotly_chart(px.bar(frame, x=xname, y="examples", title=title),
                                               key=f"ds_chart_extra_{n}")
 
@@ -130,9 +130,9 @@ with tab_browse:
                                nested_only=nested, predicate=predicate,
                                limit=PAGE_SIZE, offset=(page_no - 1) * PAGE_SIZE)
     if result.error:
-        st.error(f"Filter not applied: {result.error}")
+        st.error(f"Filter not applied: {md(result.error)}")
     pages = max(1, -(-result.total // PAGE_SIZE))
-    st.caption(f"{result.total:,} matching examples · page {min(page_no, pages)} of {pages}")
+    st.caption(f"{result.total:,} matching examples · page {min(page_no, pages):d} of {pages:d}")
     table = result.rows[["idx", "text", "text2", "label", "n_spans", "n_triples", "nesting_depth",
                          "text_length"]].copy()
     table = table.loc[:, [c for c in table.columns if table[c].astype(str).str.len().sum() > 0 or c == "idx"]]
@@ -165,5 +165,5 @@ with tab_browse:
         show_html(example_html(example, task))
         with st.expander("Record as stored (official format)"):
             st.json(example.raw, expanded=True)
-        st.caption(f"Link to this example: `?task={task_name}&split={split}&example={idx}` · "
-                   f"viewing as {user_name()}")
+        st.caption(f"Link to this example: ?task={md(task_name)}&split={md(split)}&example={idx:d} · "
+                   f"viewing as {md(user_name())}")

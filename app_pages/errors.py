@@ -10,11 +10,21 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from app_pages.common import db_path, pick_run, run_evaluation_cached, selected, workspace
+from app_pages.common import (
+    db_path,
+    md,
+    num,
+    pick_run,
+    plot_labels,
+    plot_text,
+    run_evaluation_cached,
+    selected,
+    workspace,
+)
+from app_pages.html_view import show_html
 from cblue_core.analysis.buckets import label_buckets, span_buckets
 from cblue_core.records import Span
 from cblue_core.render.example import comparison_html
-from app_pages.html_view import show_html
 from cblue_core.store.slices import SliceError
 from cblue_core.tasks import get_task
 
@@ -26,10 +36,11 @@ run = pick_run(ws, "err_run")
 task = get_task(run.task)
 summary = run.metrics
 scale = summary.get("scale", 1)
+SPEC = ".4f" if scale == 1 else ".2f"
 
 
 def fmt(v) -> str:
-    return "n/a" if v is None else (f"{v:.4f}" if scale == 1 else f"{v:.2f}")
+    return num(v, SPEC)
 
 
 # ---------------------------------------------------------------- headline
@@ -38,9 +49,10 @@ shown = [summary["headline"]] + [k for k in summary.get("metrics", {}) if k != s
 for col, name in zip(cols, shown):
     v = summary["metrics"].get(name)
     ci = summary.get("intervals", {}).get(name)
-    col.metric(name, fmt(v), help=f"95% bootstrap interval {fmt(ci[0])} – {fmt(ci[1])}" if ci else None)
+    col.metric(md(name), fmt(v),
+               help=f"95% bootstrap interval {num(ci[0], SPEC)} – {num(ci[1], SPEC)}" if ci else None)
     if ci:
-        col.caption(f"95% CI {fmt(ci[0])} – {fmt(ci[1])}")
+        col.caption(f"95% CI {num(ci[0], SPEC)} – {num(ci[1], SPEC)}")
 
 tab_labels, tab_matrix, tab_taxonomy, tab_buckets, tab_slices, tab_gold = st.tabs(
     ["Per label", "Confusion matrix", "Error taxonomy", "Buckets", "Slices", "Corrected gold"])
@@ -82,26 +94,33 @@ with tab_matrix:
         frame["diag"] = frame["gold"] == frame["pred"]
         labels_x = sorted(set(frame["pred"]) - {ALL}) + [ALL]
         labels_y = sorted(set(frame["gold"]) - {ALL}) + [ALL]
+        # Labels come from files: the chart shows them HTML-escaped (Plotly renders tags there);
+        # a click reports the shown text, mapped back to the label by `cm_labels`.
+        cm_labels = plot_labels(labels_x + labels_y)
+        for side in ("gold", "pred"):
+            frame[side + "_shown"] = [plot_text(v) for v in frame[side]]
         size = 620 / max(len(labels_x), len(labels_y), 4)
         fig = go.Figure(go.Scatter(
-            x=frame["pred"], y=frame["gold"], mode="markers+text",
+            x=frame["pred_shown"], y=frame["gold_shown"], mode="markers+text",
             text=[f"{v:.2f}" if normalise else str(n) for v, n in zip(frame["value"], frame["n"])],
             textfont={"size": 11},
             marker={"symbol": "square", "size": size, "color": frame["value"], "colorscale": "Blues",
                     "line": {"width": [2 if d else 0 for d in frame["diag"]], "color": "#2b8a3e"},
                     "showscale": True},
-            customdata=frame[["gold", "pred"]].values,
+            customdata=frame[["gold_shown", "pred_shown"]].values,
             hovertemplate="gold %{y} · predicted %{x}: %{text}<extra></extra>"))
         fig.update_layout(height=max(420, size * len(labels_y) + 160), xaxis_title="predicted",
-                          yaxis_title="gold", xaxis={"categoryorder": "array", "categoryarray": labels_x},
-                          yaxis={"categoryorder": "array", "categoryarray": labels_y[::-1]},
+                          yaxis_title="gold",
+                          xaxis={"categoryorder": "array", "categoryarray": [plot_text(v) for v in labels_x]},
+                          yaxis={"categoryorder": "array",
+                                 "categoryarray": [plot_text(v) for v in labels_y[::-1]]},
                           margin={"l": 10, "r": 10, "t": 30, "b": 10})
         st.caption("Click a cell for its examples; the Σ row and column select a whole predicted "
                    "column or gold row. Green borders: the diagonal.")
         event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="err_cm")
         points = selected(event, "points")
         if points:
-            gold, pred = points[0]["customdata"][0], points[0]["customdata"][1]
+            gold, pred = (cm_labels.get(v, v) for v in points[0]["customdata"][:2])
             select_filter({k: v for k, v in (("gold_label", gold), ("pred_label", pred)) if v != ALL})
 
 # ---------------------------------------------------------------- taxonomy
@@ -110,13 +129,14 @@ with tab_taxonomy:
     if not counts:
         st.info("No error taxonomy for this task.")
     else:
-        tax = pd.DataFrame({"category": list(counts), "rows": list(counts.values())})
+        categories = plot_labels(counts)
+        tax = pd.DataFrame({"category": list(categories), "rows": list(counts.values())})
         fig = px.bar(tax, x="rows", y="category", orientation="h", text="rows")
         fig.update_layout(yaxis={"categoryorder": "total ascending"}, height=80 + 32 * len(tax))
         event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="err_tax")
         points = selected(event, "points")
         if points:
-            select_filter({"category": points[0]["y"]})
+            select_filter({"category": categories.get(points[0]["y"], points[0]["y"])})
         tags = ws.runs.tag_counts(run.run_id)
         if tags:
             tag = st.selectbox("Or a tag (nesting, schema violations, Combined triples…)",
@@ -149,11 +169,11 @@ with tab_buckets:
                                 "fn": b.fn, "examples": b.examples} for b in buckets])
         for n, (feature, part) in enumerate(bframe.groupby("feature", sort=False)):
             part = part.sort_values("order")
-            fig = go.Figure(go.Bar(x=part["bucket"], y=part["F1"], error_y={
+            fig = go.Figure(go.Bar(x=[plot_text(b) for b in part["bucket"]], y=part["F1"], error_y={
                 "type": "data", "symmetric": False, "array": part["high"] - part["F1"],
                 "arrayminus": part["F1"] - part["low"]}, text=part["gold"], hovertemplate=(
                 "%{x}: F1 %{y:.3f} (gold items %{text})<extra></extra>")))
-            fig.update_layout(title=feature, height=280, yaxis={"range": [0, 1.05]},
+            fig.update_layout(title=plot_text(feature), height=280, yaxis={"range": [0, 1.05]},
                               margin={"t": 40, "b": 10})
             st.columns(2)[n % 2].plotly_chart(fig, key=f"err_bucket_{n}")
         with st.expander("Bucket table"):
@@ -169,9 +189,9 @@ with tab_slices:
     if st.button("Save slice", key="err_slice_save"):
         try:
             ws.slices.save(sname, spred, run.task)
-            st.success(f"Saved slice {sname!r}")
+            st.success(f"Saved slice {md(repr(sname))}")
         except SliceError as exc:
-            st.error(f"Not saved: {exc}")
+            st.error(f"Not saved: {md(exc)}")
     slices = ws.slices.all(run.task)
     if slices:
         from cblue_core.metrics.bootstrap import bootstrap_interval
@@ -217,14 +237,14 @@ with tab_gold:
                                help="current = the original plus every saved correction")
         changes = error_changes(ws, run.run_id, None if version == "current" else version)
         g = st.columns(3)
-        g[0].metric(f"{changes.headline} on the original gold", fmt(changes.before))
-        g[1].metric(f"{changes.headline} on {version}", fmt(changes.after),
+        g[0].metric(f"{md(changes.headline)} on the original gold", fmt(changes.before))
+        g[1].metric(f"{md(changes.headline)} on {md(version)}", fmt(changes.after),
                     delta=None if changes.delta is None else f"{changes.delta:+.4f}")
         g[2].metric("Examples whose errors changed", len(changes.examples))
-        st.caption(f"{len(edited)} corrected examples. Errors that disappear on the corrected gold "
+        st.caption(f"{len(edited):d} corrected examples. Errors that disappear on the corrected gold "
                    "were annotation noise rather than model errors.")
         for title, rows in (("Errors that disappear", changes.fixed), ("Errors that appear", changes.new)):
-            st.markdown(f"**{title}** ({len(rows)})")
+            st.markdown(f"**{title}** ({len(rows):d})")
             if rows:
                 st.dataframe(pd.DataFrame(rows)[[c for c in ("idx", "category", "gold_label", "pred_label",
                                                              "gold_text", "pred_text") if c in rows[0]]],
@@ -237,13 +257,13 @@ if not flt:
     st.caption("Click a confusion-matrix cell, a taxonomy bar, a tag or a slice.")
 else:
     shown_filter = {k: v for k, v in flt.items() if k != "idx_in"}
-    st.caption("Filter: " + ", ".join(f"{k} = {v}" for k, v in shown_filter.items()))
+    st.caption("Filter: " + ", ".join(f"{md(k)} = {md(v)}" for k, v in shown_filter.items()))
     idx_in = flt.pop("idx_in", None)
     flt.pop("slice", None)
     rows = ws.runs.error_rows(run.run_id, limit=2000, **flt)
     if idx_in is not None:
         rows = rows[rows["idx"].isin(idx_in) & (~rows["category"].isin(["correct", "correct_term"]))]
-    st.caption(f"{len(rows)} rows in {rows['idx'].nunique() if len(rows) else 0} examples")
+    st.caption(f"{len(rows):d} rows in {(int(rows['idx'].nunique()) if len(rows) else 0):d} examples")
     view = rows[["idx", "category", "gold_label", "pred_label", "gold_text", "pred_text"]]
     event = st.dataframe(view, hide_index=True, width="stretch", on_select="rerun",
                          selection_mode="single-row", key="err_rows")
@@ -266,5 +286,5 @@ if idx is not None:
                 marks[Span(int(r.gold_start), int(r.gold_end), r.gold_label, r.gold_text)] = r.category
             if pd.notna(r.pred_start):
                 marks[Span(int(r.pred_start), int(r.pred_end), r.pred_label, r.pred_text)] = r.category
-        st.markdown(f"**Example {idx}**: gold above, run #{run.run_id} below")
+        st.markdown(f"**Example {idx:d}**: gold above, run #{run.run_id:d} below")
         show_html(comparison_html(gold, pred, task, marks=marks))

@@ -11,11 +11,11 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import available_models, device_choice, load_model, md, model_failure, workspace
+from app_pages.html_view import show_html
 from cblue_core.models.base import model_input
 from cblue_core.privacy import find_identifiers
 from cblue_core.records import Example
 from cblue_core.render.example import comparison_html, example_html
-from app_pages.html_view import show_html
 from cblue_core.tasks import Kind, get_task
 
 ws = workspace()
@@ -66,7 +66,7 @@ if source == "Type or paste":
     text2 = st.text_area("Second text / 第二句", key="live_text2", height=80) if task.kind is Kind.PAIR else ""
     example = Example(key="live", index=0, text=text, text2=text2)
 elif dev is None:
-    st.info(f"No {task_name} dev split in the workspace to pick from.")
+    st.info(f"No {md(task_name)} dev split in the workspace to pick from.")
     st.stop()
 else:
     limit = 12 if demo else dev.records
@@ -83,7 +83,7 @@ hits = find_identifiers(example.text + "\n" + example.text2)
 allowed = True
 if hits:
     kinds = "、".join(sorted({h.label for h in hits}))
-    st.warning(f"⚠️ The text seems to contain patient identifiers ({kinds}). Remove them before "
+    st.warning(f"⚠️ The text seems to contain patient identifiers ({md(kinds)}). Remove them before "
                "running, or confirm that this text may be processed. 文本中可能含有患者身份信息。")
     allowed = st.checkbox("I confirm this text contains no real patient data / 确认无真实患者信息",
                           key="live_confirm")
@@ -98,7 +98,7 @@ try:
     predictor, load_s = load_model(info.path, task_name, device)
     pred = predictor.predict([example])[0]
 except Exception as exc:  # noqa: BLE001  (any model failure is a message in the page)
-    st.error(model_failure(exc, device))
+    st.error(md(model_failure(exc, device)))
     st.stop()
 
 timing = predictor.last_timing

@@ -14,7 +14,9 @@ from app_pages.common import (
     device_choice,
     load_model,
     md,
+    md_name,
     model_failure,
+    num,
     run_label,
     workspace,
 )
@@ -43,8 +45,8 @@ with st.expander("Import a predictions file", expanded=not ws.runs.all()):
         by_id = {d.dataset_id: d for d in datasets}
         target = pick_split(datasets, "runs_dataset")
         task = REGISTRY[by_id[target].task]
-        st.caption(f"Expected: {task.name} predictions in the official submission format "
-                   f"(`{task.submission_file}`), matched by `{task.key_field}`.")
+        st.caption(f"Expected: {md(task.name)} predictions in the official submission format "
+                   f"({md(task.submission_file)}), matched by {md(task.key_field)}.")
         upload = st.file_uploader("Predictions file", type=["json", "jsonl", "tsv", "txt"], key="runs_upload")
         name = st.text_input("Run name", key="runs_name", placeholder="e.g. bert-base seed 1")
         allow_missing = st.checkbox("Score gold examples without a prediction as empty", key="runs_allow_missing")
@@ -59,9 +61,9 @@ with st.expander("Import a predictions file", expanded=not ws.runs.all()):
                                            for d in refused.defects]), hide_index=True)
             else:
                 ev = result.evaluation
-                st.success(f"Stored run #{result.run_id}: {ev.headline} = {ev.value}")
+                st.success(f"Stored run #{result.run_id:d}: {md(ev.headline)} = {num(ev.value)}")
                 for line in result.match.lines():
-                    st.caption(line)
+                    st.caption(md(line))
 
 with st.expander("Run a model on a split"):
     models = [m for m in available_models() if m.ok and m.task]
@@ -79,7 +81,7 @@ with st.expander("Run a model on a split"):
         batch = c2.number_input("Batch size", min_value=1, max_value=1024, value=32, key="runs_model_batch")
         name = st.text_input("Run name", key="runs_model_name", placeholder=f"{model_name} on {split.split}")
         device = device_choice()
-        if st.button(f"Predict {split.records:,} examples on {device} and score", type="primary",
+        if st.button(f"Predict {split.records:,} examples on {md(device)} and score", type="primary",
                      key="runs_model_go"):
             bar = st.progress(0.0, text="Loading the model…")
             done = [0]
@@ -93,14 +95,15 @@ with st.expander("Run a model on a split"):
                 predictor, _ = load_model(task_models[model_name].path, split.task, device)
                 result = model_run(ws, target, predictor, name=name or None, batch_size=int(batch),
                                    progress=advance, on_retry=lambda old, new: st.warning(
-                                       f"Out of memory on {device} at batch size {old}; retrying with {new}."))
+                                       f"Out of memory on {md(device)} at batch size {old:d}; "
+                                       f"retrying with {new:d}."))
             except Exception as exc:  # noqa: BLE001  (any model failure is a message in the page)
-                st.error(model_failure(exc, device))
+                st.error(md(model_failure(exc, device)))
             else:
                 ev, params = result.evaluation, ws.runs.get(result.run_id).params
-                bar.progress(1.0, text=f"{params['examples']:,} examples in {params['seconds']:.1f} s on {device}")
-                st.success(f"Stored run #{result.run_id}: {ev.headline} = "
-                           + ("n/a" if ev.value is None else f"{ev.value:.4f}"))
+                bar.progress(1.0, text=f"{params['examples']:,} examples in {params['seconds']:.1f} s "
+                                       f"on {md(device)}")
+                st.success(f"Stored run #{result.run_id:d}: {md(ev.headline)} = {num(ev.value)}")
 
 runs = ws.runs.all()
 if not runs:
@@ -127,10 +130,10 @@ metrics = run.metrics
 cols = st.columns(3)
 for n, (k, v) in enumerate(list(metrics.get("metrics", {}).items())[:9]):
     ci = metrics.get("intervals", {}).get(k)
-    cols[n % 3].metric(k, "n/a" if v is None else f"{v:.4f}",
+    cols[n % 3].metric(md(k), "n/a" if v is None else f"{v:.4f}",
                        help=f"95% bootstrap interval {ci[0]:.4f} – {ci[1]:.4f}" if ci else None)
 for note in metrics.get("notes", []) + metrics.get("match", []):
-    st.caption(note)
+    st.caption(md(note))
 if run.params:   # a model run's model, device, batch size, time and decoding settings; an import's file
     st.caption("Made with: " + " · ".join(f"{md(k)} {md(v)}" for k, v in run.params.items()))
 
@@ -139,7 +142,7 @@ if c1.button("Open in Errors", key="runs_open_errors"):
     st.switch_page("app_pages/errors.py", query_params={"run": str(chosen)})
 with tempfile.TemporaryDirectory() as tmp:
     path = export_run(ws, chosen, tmp)
-    c2.download_button(f"Export {path.name}", Path(path).read_bytes(), file_name=path.name,
+    c2.download_button(f"Export {md_name(path.name)}", Path(path).read_bytes(), file_name=path.name,
                        key="runs_export")
 if c3.button("Delete this run", key="runs_delete"):
     ws.runs.delete(chosen)

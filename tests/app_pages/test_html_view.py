@@ -2,9 +2,9 @@ from streamlit.testing.v1 import AppTest
 
 
 def _app():
+    from app_pages.html_view import show_html
     from cblue_core.records import Span
     from cblue_core.render.spans import spans_html
-    from app_pages.html_view import show_html
 
     show_html(spans_html("患者发热", [Span(2, 4, "sym")]))
     show_html("")  # nothing, no error
