@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import select
 import sys
@@ -176,7 +177,7 @@ def _plain(value: object) -> object:
     """A cell as JSON: lists for arrays, None for missing values, Python numbers."""
     if hasattr(value, "tolist"):
         return value.tolist()
-    if isinstance(value, float) and value != value:
+    if isinstance(value, float) and math.isnan(value):
         return None
     return value
 
