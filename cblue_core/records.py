@@ -28,12 +28,12 @@ class Span:
     def length(self) -> int:
         return self.end - self.start
 
-    def contains(self, other: "Span") -> bool:
+    def contains(self, other: Span) -> bool:
         """True when ``other`` lies inside this span and is not the same extent."""
         return self.start <= other.start and other.end <= self.end and (
             (self.start, self.end) != (other.start, other.end))
 
-    def overlaps(self, other: "Span") -> bool:
+    def overlaps(self, other: Span) -> bool:
         return self.start < other.end and other.start < self.end
 
 
@@ -96,7 +96,7 @@ class Example:
 
     def to_dict(self, include_raw: bool = True) -> dict[str, Any]:
         """Plain JSON-ready dict (hand-written: dataclasses.asdict deep-copies and is 10x slower)."""
-        def span(s: Span) -> dict:
+        def span(s: Span) -> dict[str, Any]:
             return {"start": s.start, "end": s.end, "type": s.type, "text": s.text}
 
         out = {
@@ -146,8 +146,7 @@ def nesting_depth(spans: list[Span] | tuple[Span, ...]) -> int:
         while open_ends and open_ends[0] <= start:
             heapq.heappop(open_ends)
         heapq.heappush(open_ends, end)
-        if len(open_ends) > best:
-            best = len(open_ends)
+        best = max(best, len(open_ends))
     return best
 
 
@@ -157,7 +156,7 @@ def has_nested(spans: list[Span] | tuple[Span, ...]) -> bool:
 
 def example_from_dict(d: dict[str, Any]) -> Example:
     """Rebuild an :class:`Example` from :meth:`Example.to_dict` output (e.g. stored JSON)."""
-    def span(s: dict) -> Span:
+    def span(s: dict[str, Any]) -> Span:
         return Span(s["start"], s["end"], s["type"], s.get("text", ""))
 
     return Example(

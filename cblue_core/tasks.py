@@ -57,6 +57,16 @@ class Label:
         return f"{self.zh} / {self.en} ({self.code})" if self.en else f"{self.zh} ({self.code})"
 
 
+# TaskSpec.container -> the container a reader detects in the file (see cblue_core.io.jsonfile).
+CONTAINER_SHAPES: dict[str, str] = {"json": "array", "jsonl": "lines", "dialogs": "object", "tsv": "tsv"}
+CONTAINER_DESCRIPTIONS: dict[str, str] = {
+    "array": "one JSON array of records",
+    "lines": "JSON lines (one record per line)",
+    "object": "one JSON object keyed by dialog id",
+    "tsv": "tab-separated lines",
+}
+
+
 @dataclass(frozen=True)
 class TaskSpec:
     """Everything the rest of the code needs to know about one task."""
@@ -67,7 +77,10 @@ class TaskSpec:
     codec: str                      # record codec in cblue_core.io.codecs
     description: str
     labels: tuple[Label, ...] = ()  # label set (entity types, predicates, classes...)
-    container: str = "json"         # json (array or lines, detected), jsonl, dialogs, tsv
+    # Official container of the task's files: json (one JSON array), jsonl (JSON lines), dialogs
+    # (one JSON object keyed by dialog id) or tsv. Readers detect the container from the content
+    # and warn when it is not this one; writers write this one.
+    container: str = "json"
     key_field: str = "id"           # field predictions are matched on
     files: dict[str, str] = field(default_factory=dict)  # split -> official file name
     submission_file: str = ""       # name the official format checker requires
@@ -76,6 +89,16 @@ class TaskSpec:
     public_data: bool = True        # False where the real data are not released
     scorer: str = ""                # metric implementation in cblue_core.metrics.registry.SCORERS
     pred_codec: str = ""            # codec of submission files when their shape differs
+
+    def __post_init__(self) -> None:
+        if self.container not in CONTAINER_SHAPES:
+            raise ValueError(f"task {self.name}: unknown container {self.container!r}, "
+                             f"expected one of {', '.join(CONTAINER_SHAPES)}")
+
+    @property
+    def official_container(self) -> str:
+        """The container as readers name it (:attr:`RawFile.container`): array, lines, object, tsv."""
+        return CONTAINER_SHAPES[self.container]
 
     def label(self, code: str) -> Label | None:
         for lab in self.labels:
@@ -370,116 +393,148 @@ CLIMEDBENCH_SCENARIOS: tuple[Scenario, ...] = (
 )
 
 
-def _task(*args, **kwargs) -> TaskSpec:
-    return TaskSpec(*args, **kwargs)
-
-
 TASKS: tuple[TaskSpec, ...] = (
     # ---- CBLUE 1.0 -------------------------------------------------------------------------
-    _task("CMeEE", Family.CBLUE1, Kind.SPANS, "entities",
-          "Medical named entities (nested), 9 types", CMEEE_TYPES,
-          key_field="text", files=_cblue_files("CMeEE"), submission_file="CMeEE_test.json",
-          metric="micro-F1 over (sentence, start, end, type)", scorer="spans"),
-    _task("CMeIE", Family.CBLUE1, Kind.RELATIONS, "spo",
-          "Medical relation (SPO) extraction, 44 predicates, 53 schemas", CMEIE_PREDICATES,
-          container="jsonl", key_field="text", files=_cblue_files("CMeIE"),
-          submission_file="CMeIE_test.jsonl", metric="micro-F1 over triples", scorer="cmeie_triples"),
-    _task("CHIP-CDN", Family.CBLUE1, Kind.NORMALIZATION, "terms",
-          "Diagnosis normalisation to ICD-10 Beijing v601 terms ('##'-joined)",
-          key_field="text", files=_cblue_files("CHIP-CDN"), submission_file="CHIP-CDN_test.json",
-          metric="micro-F1 over (text, term)", scorer="terms"),
-    _task("CHIP-CTC", Family.CBLUE1, Kind.CLASSIFICATION, "single_label",
-          "Clinical-trial eligibility criterion classification, 44 classes", CTC_LABELS,
-          files=_cblue_files("CHIP-CTC"), submission_file="CHIP-CTC_test.json",
-          metric="macro-F1", fields={"text": "text"}, scorer="macro_f1"),
-    _task("CHIP-STS", Family.CBLUE1, Kind.PAIR, "pair_label",
-          "Medical question-pair similarity", STS_LABELS,
-          files=_cblue_files("CHIP-STS"), submission_file="CHIP-STS_test.json",
-          metric="macro-F1", fields={"text": "text1", "text2": "text2", "extra": "category"}, scorer="macro_f1"),
-    _task("KUAKE-QIC", Family.CBLUE1, Kind.CLASSIFICATION, "single_label",
-          "Search-query intent classification, 11 classes", QIC_LABELS,
-          files=_cblue_files("KUAKE-QIC"), submission_file="KUAKE-QIC_test.json",
-          metric="accuracy", fields={"text": "query"}, scorer="accuracy"),
-    _task("KUAKE-QTR", Family.CBLUE1, Kind.PAIR, "pair_label",
-          "Query-title relevance, 4 levels", QTR_LABELS,
-          files=_cblue_files("KUAKE-QTR"), submission_file="KUAKE-QTR_test.json",
-          metric="accuracy", fields={"text": "query", "text2": "title"}, scorer="accuracy"),
-    _task("KUAKE-QQR", Family.CBLUE1, Kind.PAIR, "pair_label",
-          "Query-query relevance, 3 classes", QQR_LABELS,
-          files=_cblue_files("KUAKE-QQR"), submission_file="KUAKE-QQR_test.json",
-          metric="accuracy", fields={"text": "query1", "text2": "query2"}, scorer="accuracy"),
+    TaskSpec(
+        name="CMeEE", family=Family.CBLUE1, kind=Kind.SPANS, codec="entities",
+        description="Medical named entities (nested), 9 types", labels=CMEEE_TYPES,
+        container="json", key_field="text", files=_cblue_files("CMeEE"),
+        submission_file="CMeEE_test.json", metric="micro-F1 over (sentence, start, end, type)",
+        scorer="spans"),
+    TaskSpec(
+        name="CMeIE", family=Family.CBLUE1, kind=Kind.RELATIONS, codec="spo",
+        description="Medical relation (SPO) extraction, 44 predicates, 53 schemas",
+        labels=CMEIE_PREDICATES,
+        container="jsonl", key_field="text", files=_cblue_files("CMeIE"),
+        submission_file="CMeIE_test.jsonl", metric="micro-F1 over triples", scorer="cmeie_triples"),
+    TaskSpec(
+        name="CHIP-CDN", family=Family.CBLUE1, kind=Kind.NORMALIZATION, codec="terms",
+        description="Diagnosis normalisation to ICD-10 Beijing v601 terms ('##'-joined)",
+        container="json", key_field="text", files=_cblue_files("CHIP-CDN"),
+        submission_file="CHIP-CDN_test.json", metric="micro-F1 over (text, term)", scorer="terms"),
+    TaskSpec(
+        name="CHIP-CTC", family=Family.CBLUE1, kind=Kind.CLASSIFICATION, codec="single_label",
+        description="Clinical-trial eligibility criterion classification, 44 classes",
+        labels=CTC_LABELS,
+        container="json", files=_cblue_files("CHIP-CTC"), submission_file="CHIP-CTC_test.json",
+        metric="macro-F1", fields={"text": "text"}, scorer="macro_f1"),
+    TaskSpec(
+        name="CHIP-STS", family=Family.CBLUE1, kind=Kind.PAIR, codec="pair_label",
+        description="Medical question-pair similarity", labels=STS_LABELS,
+        container="json", files=_cblue_files("CHIP-STS"), submission_file="CHIP-STS_test.json",
+        metric="macro-F1", fields={"text": "text1", "text2": "text2", "extra": "category"},
+        scorer="macro_f1"),
+    TaskSpec(
+        name="KUAKE-QIC", family=Family.CBLUE1, kind=Kind.CLASSIFICATION, codec="single_label",
+        description="Search-query intent classification, 11 classes", labels=QIC_LABELS,
+        container="json", files=_cblue_files("KUAKE-QIC"), submission_file="KUAKE-QIC_test.json",
+        metric="accuracy", fields={"text": "query"}, scorer="accuracy"),
+    TaskSpec(
+        name="KUAKE-QTR", family=Family.CBLUE1, kind=Kind.PAIR, codec="pair_label",
+        description="Query-title relevance, 4 levels", labels=QTR_LABELS,
+        container="json", files=_cblue_files("KUAKE-QTR"), submission_file="KUAKE-QTR_test.json",
+        metric="accuracy", fields={"text": "query", "text2": "title"}, scorer="accuracy"),
+    TaskSpec(
+        name="KUAKE-QQR", family=Family.CBLUE1, kind=Kind.PAIR, codec="pair_label",
+        description="Query-query relevance, 3 classes", labels=QQR_LABELS,
+        container="json", files=_cblue_files("KUAKE-QQR"), submission_file="KUAKE-QQR_test.json",
+        metric="accuracy", fields={"text": "query1", "text2": "query2"}, scorer="accuracy"),
     # ---- CBLUE 2.0 -------------------------------------------------------------------------
-    _task("CMeEE-V2", Family.CBLUE2, Kind.SPANS, "entities",
-          "Medical named entities, version 2 (same format; some copies use exclusive ends)",
-          CMEEE_TYPES, key_field="text", files=_cblue_files("CMeEE-V2"),
-          submission_file="CMeEE-V2_test.json", metric="micro-F1 over (sentence, start, end, type)", scorer="spans"),
-    _task("CMeIE-V2", Family.CBLUE2, Kind.RELATIONS, "spo",
-          "Medical relation extraction, version 2", CMEIE_PREDICATES,
-          container="jsonl", key_field="text", files=_cblue_files("CMeIE-V2", "jsonl"),
-          submission_file="CMeIE-V2_test.jsonl", metric="micro-F1 over triples", scorer="cmeie_triples"),
-    _task("CHIP-CDEE", Family.CBLUE2, Kind.EVENTS, "events",
-          "Clinical finding events: core word, tendency, descriptors, anatomy",
-          CDEE_TENDENCIES, files=_cblue_files("CHIP-CDEE"), submission_file="CHIP-CDEE_test.json",
-          metric="micro-F1 over events", scorer="events"),
-    _task("IMCS-V2-NER", Family.CBLUE2, Kind.DIALOGUE, "imcs",
-          "Named entities in doctor-patient dialogues (BIO per character)", IMCS_NER_TYPES,
-          container="dialogs", key_field="dialog_id", files=_cblue_files("IMCS-V2"),
-          submission_file="IMCS-V2-NER_test.json", metric="micro-F1 over entities",
-          fields={"view": "ner"}, pred_codec="imcs_prediction", scorer="dialogue_spans"),
-    _task("IMCS-V2-DAC", Family.CBLUE2, Kind.DIALOGUE, "imcs",
-          "Dialogue act classification, 16 acts", IMCS_ACTS,
-          container="dialogs", key_field="dialog_id", files=_cblue_files("IMCS-V2"),
-          submission_file="IMCS-V2-DAC_test.json", metric="accuracy / macro-F1",
-          fields={"view": "dac"}, pred_codec="imcs_prediction", scorer="dialogue_acts"),
-    _task("IMCS-V2-SR", Family.CBLUE2, Kind.DIALOGUE, "imcs",
-          "Symptom recognition: normalised symptoms with status 0/1/2", IMCS_SR_VALUES,
-          container="dialogs", key_field="dialog_id", files=_cblue_files("IMCS-V2"),
-          submission_file="IMCS-V2-SR_test.json", metric="micro-F1 over (symptom, status)",
-          fields={"view": "sr"}, pred_codec="imcs_prediction", scorer="dialogue_symptoms"),
-    _task("IMCS-V2-MRG", Family.CBLUE2, Kind.DIALOGUE, "imcs",
-          "Medical report generation from a dialogue (6 sections)",
-          tuple(Label(s, s, "") for s in MRG_SECTIONS),
-          container="dialogs", key_field="dialog_id", files=_cblue_files("IMCS-V2"),
-          submission_file="IMCS-V2-MRG_test.json", metric="ROUGE-L",
-          fields={"view": "mrg"}, pred_codec="imcs_prediction", scorer="report_rouge"),
-    _task("CHIP-MDCFNPC", Family.CBLUE2, Kind.DIALOGUE, "mdcfnpc",
-          "Positivity of clinical findings in dialogues", MDCFNPC_ATTRS,
-          container="jsonl", key_field="dialog_id", files=_cblue_files("CHIP-MDCFNPC", "jsonl"),
-          submission_file="CHIP-MDCFNPC_test.jsonl", metric="micro-F1 over (finding, attribute)", scorer="dialogue_spans"),
-    _task("KUAKE-IR", Family.CBLUE2, Kind.RETRIEVAL, "retrieval",
-          "Passage retrieval for search queries (10 ranked passages)",
-          container="tsv", key_field="query_id",
-          files={s: f"KUAKE-IR_{s}.tsv" for s in ("train", "dev", "test")},
-          submission_file="KUAKE-IR_test.tsv", metric="MRR@10", scorer="mrr10",
-          pred_codec="retrieval_prediction"),
-    _task("MedDG", Family.CBLUE2, Kind.GENERATION, "dialogue_generation",
-          "Next doctor utterance in a medical dialogue", files=_cblue_files("MedDG"),
-          submission_file="MedDG_test.json", metric="BLEU / ROUGE", scorer="generation_rouge"),
-    _task("Text2DT", Family.CBLUE2, Kind.TREE, "tree",
-          "Medical decision trees from guideline text", TEXT2DT_RELATIONS,
-          key_field="text", files=_cblue_files("Text2DT"), submission_file="Text2DT_test.json",
-          metric="tree edit ratio", scorer="text2dt"),
-    _task("CMedCausal", Family.CBLUE2, Kind.RELATIONS, "causal",
-          "Causal, conditional and hypernym relations between mentions", CMEDCAUSAL_RELATIONS,
-          key_field="text", files=_cblue_files("CMedCausal"),
-          submission_file="CMedCausal_test.json", metric="micro-F1 over triples", scorer="causal_triples"),
+    TaskSpec(
+        name="CMeEE-V2", family=Family.CBLUE2, kind=Kind.SPANS, codec="entities",
+        description="Medical named entities, version 2 (same format; some copies use exclusive ends)",
+        labels=CMEEE_TYPES,
+        container="json", key_field="text", files=_cblue_files("CMeEE-V2"),
+        submission_file="CMeEE-V2_test.json", metric="micro-F1 over (sentence, start, end, type)",
+        scorer="spans"),
+    TaskSpec(
+        name="CMeIE-V2", family=Family.CBLUE2, kind=Kind.RELATIONS, codec="spo",
+        description="Medical relation extraction, version 2", labels=CMEIE_PREDICATES,
+        container="jsonl", key_field="text", files=_cblue_files("CMeIE-V2", "jsonl"),
+        submission_file="CMeIE-V2_test.jsonl", metric="micro-F1 over triples", scorer="cmeie_triples"),
+    TaskSpec(
+        name="CHIP-CDEE", family=Family.CBLUE2, kind=Kind.EVENTS, codec="events",
+        description="Clinical finding events: core word, tendency, descriptors, anatomy",
+        labels=CDEE_TENDENCIES,
+        container="json", files=_cblue_files("CHIP-CDEE"), submission_file="CHIP-CDEE_test.json",
+        metric="micro-F1 over events", scorer="events"),
+    TaskSpec(
+        name="IMCS-V2-NER", family=Family.CBLUE2, kind=Kind.DIALOGUE, codec="imcs",
+        description="Named entities in doctor-patient dialogues (BIO per character)",
+        labels=IMCS_NER_TYPES,
+        container="dialogs", key_field="dialog_id", files=_cblue_files("IMCS-V2"),
+        submission_file="IMCS-V2-NER_test.json", metric="micro-F1 over entities",
+        fields={"view": "ner"}, pred_codec="imcs_prediction", scorer="dialogue_spans"),
+    TaskSpec(
+        name="IMCS-V2-DAC", family=Family.CBLUE2, kind=Kind.DIALOGUE, codec="imcs",
+        description="Dialogue act classification, 16 acts", labels=IMCS_ACTS,
+        container="dialogs", key_field="dialog_id", files=_cblue_files("IMCS-V2"),
+        submission_file="IMCS-V2-DAC_test.json", metric="accuracy / macro-F1",
+        fields={"view": "dac"}, pred_codec="imcs_prediction", scorer="dialogue_acts"),
+    TaskSpec(
+        name="IMCS-V2-SR", family=Family.CBLUE2, kind=Kind.DIALOGUE, codec="imcs",
+        description="Symptom recognition: normalised symptoms with status 0/1/2",
+        labels=IMCS_SR_VALUES,
+        container="dialogs", key_field="dialog_id", files=_cblue_files("IMCS-V2"),
+        submission_file="IMCS-V2-SR_test.json", metric="micro-F1 over (symptom, status)",
+        fields={"view": "sr"}, pred_codec="imcs_prediction", scorer="dialogue_symptoms"),
+    TaskSpec(
+        name="IMCS-V2-MRG", family=Family.CBLUE2, kind=Kind.DIALOGUE, codec="imcs",
+        description="Medical report generation from a dialogue (6 sections)",
+        labels=tuple(Label(s, s, "") for s in MRG_SECTIONS),
+        container="dialogs", key_field="dialog_id", files=_cblue_files("IMCS-V2"),
+        submission_file="IMCS-V2-MRG_test.json", metric="ROUGE-L",
+        fields={"view": "mrg"}, pred_codec="imcs_prediction", scorer="report_rouge"),
+    TaskSpec(
+        name="CHIP-MDCFNPC", family=Family.CBLUE2, kind=Kind.DIALOGUE, codec="mdcfnpc",
+        description="Positivity of clinical findings in dialogues", labels=MDCFNPC_ATTRS,
+        container="jsonl", key_field="dialog_id", files=_cblue_files("CHIP-MDCFNPC", "jsonl"),
+        submission_file="CHIP-MDCFNPC_test.jsonl", metric="micro-F1 over (finding, attribute)",
+        scorer="dialogue_spans"),
+    TaskSpec(
+        name="KUAKE-IR", family=Family.CBLUE2, kind=Kind.RETRIEVAL, codec="retrieval",
+        description="Passage retrieval for search queries (10 ranked passages)",
+        container="tsv", key_field="query_id",
+        files={s: f"KUAKE-IR_{s}.tsv" for s in ("train", "dev", "test")},
+        submission_file="KUAKE-IR_test.tsv", metric="MRR@10", scorer="mrr10",
+        pred_codec="retrieval_prediction"),
+    TaskSpec(
+        name="MedDG", family=Family.CBLUE2, kind=Kind.GENERATION, codec="dialogue_generation",
+        description="Next doctor utterance in a medical dialogue",
+        container="json", files=_cblue_files("MedDG"),
+        submission_file="MedDG_test.json", metric="BLEU / ROUGE", scorer="generation_rouge"),
+    TaskSpec(
+        name="Text2DT", family=Family.CBLUE2, kind=Kind.TREE, codec="tree",
+        description="Medical decision trees from guideline text", labels=TEXT2DT_RELATIONS,
+        container="json", key_field="text", files=_cblue_files("Text2DT"),
+        submission_file="Text2DT_test.json", metric="tree edit ratio", scorer="text2dt"),
+    TaskSpec(
+        name="CMedCausal", family=Family.CBLUE2, kind=Kind.RELATIONS, codec="causal",
+        description="Causal, conditional and hypernym relations between mentions",
+        labels=CMEDCAUSAL_RELATIONS,
+        container="json", key_field="text", files=_cblue_files("CMedCausal"),
+        submission_file="CMedCausal_test.json", metric="micro-F1 over triples",
+        scorer="causal_triples"),
     # ---- PromptCBLUE -----------------------------------------------------------------------
-    _task("PromptCBLUE", Family.PROMPTCBLUE, Kind.PROMPT, "prompt",
-          "CBLUE rebuilt as LLM prompts (18 tasks; older 16-task naming accepted)",
-          tuple(Label(t, t, PROMPT_TASKS[t]) for t in PROMPT_TASKS),
-          container="jsonl", key_field="sample_id",
-          files={"train": "train.json", "dev": "dev.json", "test": "test.json"},
-          submission_file="test_predictions.json", metric="mean of 18 task scores x100",
-          scorer="promptcblue"),
+    TaskSpec(
+        name="PromptCBLUE", family=Family.PROMPTCBLUE, kind=Kind.PROMPT, codec="prompt",
+        description="CBLUE rebuilt as LLM prompts (18 tasks; older 16-task naming accepted)",
+        labels=tuple(Label(t, t, PROMPT_TASKS[t]) for t in PROMPT_TASKS),
+        container="jsonl", key_field="sample_id",
+        files={"train": "train.json", "dev": "dev.json", "test": "test.json"},
+        submission_file="test_predictions.json", metric="mean of 18 task scores x100",
+        scorer="promptcblue"),
     # ---- CliMedBench -----------------------------------------------------------------------
-    _task("CliMedBench", Family.CLIMEDBENCH, Kind.MULTIPLE_CHOICE, "climedbench",
-          "Clinical multiple-choice, ordering and open questions (14 scenarios, 7 dimensions); "
-          "the questions are not public: files users bring in the documented shape",
-          tuple(Label(s.code, s.name, s.dimension) for s in CLIMEDBENCH_SCENARIOS),
-          container="jsonl", key_field="id",
-          files={"test": "CliMedBench.jsonl"}, submission_file="CliMedBench_predictions.jsonl",
-          metric="accuracy / Kendall tau / ROUGE-1 / similarity", public_data=False,
-          scorer="climedbench", pred_codec="climedbench_prediction"),
+    TaskSpec(
+        name="CliMedBench", family=Family.CLIMEDBENCH, kind=Kind.MULTIPLE_CHOICE, codec="climedbench",
+        description="Clinical multiple-choice, ordering and open questions (14 scenarios, "
+                    "7 dimensions); the questions are not public: files users bring in the "
+                    "documented shape",
+        labels=tuple(Label(s.code, s.name, s.dimension) for s in CLIMEDBENCH_SCENARIOS),
+        container="jsonl", key_field="id",
+        files={"test": "CliMedBench.jsonl"}, submission_file="CliMedBench_predictions.jsonl",
+        metric="accuracy / Kendall tau / ROUGE-1 / similarity", public_data=False,
+        scorer="climedbench", pred_codec="climedbench_prediction"),
 )
 
 REGISTRY: dict[str, TaskSpec] = {t.name: t for t in TASKS}
@@ -487,7 +542,7 @@ REGISTRY: dict[str, TaskSpec] = {t.name: t for t in TASKS}
 
 class UnknownTaskError(KeyError):
     def __str__(self) -> str:  # KeyError quotes its message; this one reads as a sentence
-        return self.args[0]
+        return str(self.args[0])
 
 
 def get_task(name: str) -> TaskSpec:
@@ -498,7 +553,7 @@ def get_task(name: str) -> TaskSpec:
         raise UnknownTaskError(f"unknown task {name!r}; known tasks: {known}") from None
 
 
-_SPLIT_RE = re.compile(r"[_.-](train|dev|test|val|valid)\b", re.I)
+_SPLIT_RE = re.compile(r"[_.-](train|dev|test|val|valid)\b", re.IGNORECASE)
 
 
 def infer_task(path: str | Path) -> TaskSpec | None:

@@ -1,11 +1,23 @@
 """The registry: every task declared once, with what the rest of the code looks up."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cblue_core.io.codecs import CODECS
-from cblue_core.tasks import (CLIMEDBENCH_DIMENSIONS, CLIMEDBENCH_SCENARIOS, PROMPT_TASKS, REGISTRY,
-                              TASKS, Family, canonical_prompt_task, get_task, infer_split, infer_task)
+from cblue_core.tasks import (
+    CLIMEDBENCH_DIMENSIONS,
+    CLIMEDBENCH_SCENARIOS,
+    PROMPT_TASKS,
+    REGISTRY,
+    TASKS,
+    Family,
+    canonical_prompt_task,
+    get_task,
+    infer_split,
+    infer_task,
+)
 
 
 def test_every_task_names_an_existing_codec_and_unique_name():
@@ -59,3 +71,23 @@ def test_unknown_task_message():
 def test_display_label():
     assert REGISTRY["CMeEE"].display_label("bod") == "身体部位 / body part (bod)"
     assert REGISTRY["CMeEE"].display_label("zzz") == "zzz"
+
+
+# As docs/benchmarks.md describes the files (CMeIE is JSON lines despite its .json name).
+OFFICIAL_CONTAINERS = {
+    "array": ["CMeEE", "CMeEE-V2", "CHIP-CDN", "CHIP-CTC", "CHIP-STS", "KUAKE-QIC", "KUAKE-QTR",
+              "KUAKE-QQR", "CHIP-CDEE", "MedDG", "Text2DT", "CMedCausal"],
+    "lines": ["CMeIE", "CMeIE-V2", "CHIP-MDCFNPC", "PromptCBLUE", "CliMedBench"],
+    "object": ["IMCS-V2-NER", "IMCS-V2-DAC", "IMCS-V2-SR", "IMCS-V2-MRG"],
+    "tsv": ["KUAKE-IR"],
+}
+
+
+def test_official_container_of_every_task():
+    declared = {t.name: t.official_container for t in TASKS}
+    assert declared == {name: c for c, names in OFFICIAL_CONTAINERS.items() for name in names}
+
+
+def test_unknown_container_is_refused_when_declared():
+    with pytest.raises(ValueError, match="unknown container 'xml'"):
+        replace(REGISTRY["CMeEE"], container="xml")

@@ -9,12 +9,18 @@ record, so reading then writing gives back the same records.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, ClassVar, Literal, TypeAlias, TypeVar, overload
 
 from ..records import Event, Example, Span, Triple, Turn
-from ..tasks import MRG_SECTIONS, TaskSpec, canonical_prompt_task, PROMPT_TASKS, CLIMEDBENCH_SCENARIOS
+from ..tasks import CLIMEDBENCH_SCENARIOS, MRG_SECTIONS, PROMPT_TASKS, TaskSpec, canonical_prompt_task
 from .errors import Defect
-from .offsets import EXCLUSIVE, INCLUSIVE, OffsetItem, from_half_open, to_half_open
+from .offsets import INCLUSIVE, OffsetItem, from_half_open, to_half_open
+
+Record: TypeAlias = dict[str, Any]
+"""One official record as JSON gives it (a KUAKE-IR record is its list of TSV columns)."""
+
+T = TypeVar("T")
+D = TypeVar("D")
 
 
 class RecordError(ValueError):
@@ -49,31 +55,63 @@ class DecodeContext:
 
 # ---------------------------------------------------------------- field helpers
 
-def _get(rec: Any, name: str, typ: type | tuple[type, ...], path: str | None = None,
-         required: bool = True, default: Any = None) -> Any:
-    label = path or name
+def _record(rec: object) -> Record:
+    """``rec`` as a JSON object, or the structural error every codec reports for it."""
     if not isinstance(rec, dict):
         raise RecordError(None, f"record is a {type(rec).__name__}", "a JSON object")
-    if name not in rec or (rec[name] is None and not required):
+    return rec
+
+
+@overload
+def _get(rec: object, name: str, typ: type[T], path: str | None = None,
+         required: Literal[True] = True) -> T: ...
+@overload
+def _get(rec: object, name: str, typ: type[T], path: str | None = None, *,
+         required: Literal[False], default: D) -> T | D: ...
+@overload
+def _get(rec: object, name: str, typ: type[T], path: str | None = None, *,
+         required: Literal[False]) -> T | None: ...
+def _get(rec: object, name: str, typ: type[T], path: str | None = None,
+         required: bool = True, default: object = None) -> object:
+    label = path or name
+    obj = _record(rec)
+    if name not in obj or (obj[name] is None and not required):
         if required:
             raise RecordError(label, "missing required field", _typename(typ))
         return default
-    value = rec[name]
-    if isinstance(value, bool) and typ in (int, (int,)):
+    value = obj[name]
+    if isinstance(value, bool) and typ is int:
         raise RecordError(label, f"is a boolean ({value})", "an integer")
     if not isinstance(value, typ):
         raise RecordError(label, f"is {_describe(value)}", _typename(typ))
     return value
 
 
-def _typename(typ) -> str:
-    names = {str: "a string", int: "an integer", list: "a list", dict: "an object", bool: "true or false"}
-    if isinstance(typ, tuple):
-        return " or ".join(names.get(t, t.__name__) for t in typ)
-    return names.get(typ, typ.__name__)
+def _get_id(rec: object, name: str, path: str | None = None, required: bool = True,
+            default: str | int | None = None) -> str | int | None:
+    """An identifier: a string or an integer (booleans pass, as they always have)."""
+    label = path or name
+    obj = _record(rec)
+    if name not in obj or (obj[name] is None and not required):
+        if required:
+            raise RecordError(label, "missing required field", _ID_TYPES)
+        return default
+    value = obj[name]
+    if not isinstance(value, (str, int)):
+        raise RecordError(label, f"is {_describe(value)}", _ID_TYPES)
+    return value
 
 
-def _describe(value: Any) -> str:
+_ID_TYPES = "a string or an integer"
+_TYPE_NAMES: dict[type, str] = {str: "a string", int: "an integer", list: "a list", dict: "an object",
+                                bool: "true or false"}
+
+
+def _typename(typ: type) -> str:
+    return _TYPE_NAMES.get(typ, typ.__name__)
+
+
+def _describe(value: object) -> str:
     if value is None:
         return "null"
     kind = {str: "a string", int: "an integer", float: "a number", list: "a list",
@@ -82,9 +120,14 @@ def _describe(value: Any) -> str:
     return f"{kind} {text[:40]}" if len(text) <= 40 else f"{kind}"
 
 
-def _label_str(rec: dict, name: str, required: bool) -> str | None:
-    value = _get(rec, name, (str, int), required=required)
+def _label_str(rec: object, name: str, required: bool) -> str | None:
+    value = _get_id(rec, name, required=required)
     return None if value is None else str(value)
+
+
+def _list_of(value: object) -> list[Any]:
+    """``value`` when it is a list, else no items (offset scans skip what decode will refuse)."""
+    return value if isinstance(value, list) else []
 
 
 # ---------------------------------------------------------------- codecs
@@ -92,36 +135,53 @@ def _label_str(rec: dict, name: str, required: bool) -> str | None:
 
 class Codec:
     """Base codec; subclasses implement decode/encode and, where mentions carry offsets,
-    ``offset_items`` so that the file's convention can be detected before decoding."""
+    ``offset_items`` so that the file's convention can be detected before decoding.
 
-    def offset_items(self, rec: Any, index: int, task: TaskSpec) -> list[OffsetItem]:
+    ``GOLD`` names the field a record holds its gold annotations in (None: a predictions
+    codec, nothing to check); a train or dev split where no record has it carries no gold.
+    """
+
+    GOLD: ClassVar[str | None] = None
+
+    def offset_items(self, rec: object, index: int, task: TaskSpec) -> list[OffsetItem]:
         return []
 
-    def decode(self, rec: Any, index: int, ctx: DecodeContext) -> Example:
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
         raise NotImplementedError
 
-    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Any:
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record | str:
         raise NotImplementedError
 
-    def key(self, rec: Any, task: TaskSpec) -> str:
+    def key(self, rec: object, task: TaskSpec) -> str:
         return str(rec.get(task.key_field, "")) if isinstance(rec, dict) else ""
+
+    def gold_field(self, task: TaskSpec) -> str | None:
+        """Where a record of ``task`` holds its gold annotations, as messages name it."""
+        return self.GOLD
+
+    def carries_gold(self, rec: object, task: TaskSpec) -> bool:
+        """Whether ``rec`` has the gold field at all (an empty list counts: no entities)."""
+        gold = self.gold_field(task)
+        return gold is None or (isinstance(rec, dict) and gold in rec)
 
 
 class EntitiesCodec(Codec):
     """CMeEE / CMeEE-V2: ``{"text", "entities": [{"start_idx","end_idx","type","entity"}]}``."""
 
-    def offset_items(self, rec, index, task):
+    GOLD = "entities"
+
+    def offset_items(self, rec: object, index: int, task: TaskSpec) -> list[OffsetItem]:
         if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
             return []
         out = []
-        for i, ent in enumerate(rec.get("entities") or []):
+        for i, ent in enumerate(_list_of(rec.get("entities"))):
             if isinstance(ent, dict) and isinstance(ent.get("start_idx"), int) and isinstance(
                     ent.get("end_idx"), int) and isinstance(ent.get("entity"), str):
                 out.append(OffsetItem(index, f"entities[{i}]", rec["text"], ent["start_idx"],
                                       ent["end_idx"], ent["entity"]))
         return out
 
-    def decode(self, rec, index, ctx):
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
         text = _get(rec, "text", str)
         ents = _get(rec, "entities", list, required=False, default=[])
         spans = []
@@ -142,7 +202,7 @@ class EntitiesCodec(Codec):
             spans.append(Span(start, end, typ, mention if mention is not None else text[start:end]))
         return Example(key=text, index=index, text=text, spans=spans, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         ents = []
         for sp in ex.spans:
             s, e = from_half_open(sp.start, sp.end, convention)
@@ -154,7 +214,9 @@ class SpoCodec(Codec):
     """CMeIE: ``{"text", "spo_list": [{"Combined","predicate","subject","subject_type",
     "object": {"@value"}, "object_type": {"@value"}}]}`` with string mentions."""
 
-    def decode(self, rec, index, ctx):
+    GOLD = "spo_list"
+
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
         text = _get(rec, "text", str)
         spo = _get(rec, "spo_list", list, required=False, default=[])
         triples = []
@@ -176,10 +238,10 @@ class SpoCodec(Codec):
             triples.append(Triple(subj, pred, obj_v, stype, otype, comb))
         return Example(key=text, index=index, text=text, triples=triples, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         spo = []
         for t in ex.triples:
-            item: dict[str, Any] = {}
+            item: Record = {}
             if t.combined is not None:
                 item["Combined"] = t.combined
             item.update({"predicate": t.predicate, "subject": t.subject,
@@ -192,31 +254,35 @@ class SpoCodec(Codec):
 class TermsCodec(Codec):
     """CHIP-CDN: ``{"text", "normalized_result": "term1##term2"}``."""
 
-    def decode(self, rec, index, ctx):
+    GOLD = "normalized_result"
+
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
         text = _get(rec, "text", str)
         norm = _get(rec, "normalized_result", str, required=False, default=None)
-        terms = [t for t in norm.split("##")] if norm else []
+        terms = norm.split("##") if norm else []
         if any(not t.strip() for t in terms):
             ctx.warn("empty term between '##' separators", field="normalized_result", code="empty_term")
         return Example(key=text, index=index, text=text, terms=terms, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         return {"text": ex.text, "normalized_result": "##".join(ex.terms)}
 
 
 class SingleLabelCodec(Codec):
     """CHIP-CTC / KUAKE-QIC: ``{"id", text-field, "label"}``."""
 
-    def decode(self, rec, index, ctx):
+    GOLD = "label"
+
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
         tf = ctx.task.fields.get("text", "text")
-        rid = _get(rec, "id", (str, int))
+        rid = _get_id(rec, "id")
         text = _get(rec, tf, str)
         label = _label_str(rec, "label", required=False)
         if label is not None:
             ctx.check_label(label, "label")
         return Example(key=str(rid), index=index, text=text, label=label, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         tf = task.fields.get("text", "text")
         return {"id": ex.key, tf: ex.text, "label": ex.label}
 
@@ -224,20 +290,23 @@ class SingleLabelCodec(Codec):
 class PairLabelCodec(Codec):
     """CHIP-STS / KUAKE-QTR / KUAKE-QQR: ``{"id", first, second, "label"}``."""
 
-    def decode(self, rec, index, ctx):
+    GOLD = "label"
+
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
         f1, f2 = ctx.task.fields["text"], ctx.task.fields["text2"]
-        rid = _get(rec, "id", (str, int))
+        rid = _get_id(rec, "id")
         t1, t2 = _get(rec, f1, str), _get(rec, f2, str)
         label = _label_str(rec, "label", required=False)
         if label is not None:
             ctx.check_label(label, "label")
         meta = {}
         extra = ctx.task.fields.get("extra")
-        if extra and extra in rec:
-            meta[extra] = rec[extra]
+        obj = _record(rec)
+        if extra and extra in obj:
+            meta[extra] = obj[extra]
         return Example(key=str(rid), index=index, text=t1, text2=t2, label=label, meta=meta, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         f1, f2 = task.fields["text"], task.fields["text2"]
         out = {"id": ex.key, f1: ex.text, f2: ex.text2, "label": ex.label}
         extra = task.fields.get("extra")
@@ -249,8 +318,10 @@ class PairLabelCodec(Codec):
 class EventsCodec(Codec):
     """CHIP-CDEE: ``{"id", "text", "event": [{"core_name","tendency","character","anatomy_list"}]}``."""
 
-    def decode(self, rec, index, ctx):
-        rid = _get(rec, "id", (str, int))
+    GOLD = "event"
+
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
+        rid = _get_id(rec, "id")
         text = _get(rec, "text", str)
         events = []
         for i, ev in enumerate(_get(rec, "event", list, required=False, default=[])):
@@ -267,7 +338,7 @@ class EventsCodec(Codec):
             events.append(Event(core, tend, tuple(char), tuple(anat)))
         return Example(key=str(rid), index=index, text=text, events=events, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         raw_id = ex.raw.get("id", ex.key) if isinstance(ex.raw, dict) else ex.key
         return {"id": raw_id, "text": ex.text,
                 "event": [{"core_name": e.core_name, "tendency": e.tendency,
@@ -276,15 +347,21 @@ class EventsCodec(Codec):
 
 
 def _bio_to_spans(tags: list[str], text: str) -> list[Span]:
-    spans, start, typ = [], None, None
-    for i, tag in enumerate(tags + ["O"]):
+    spans: list[Span] = []
+    start: int | None = None
+    typ: str | None = None
+    for i, tag in enumerate([*tags, "O"]):
         if tag.startswith("B-") or tag == "O" or (tag.startswith("I-") and tag[2:] != typ):
-            if start is not None:
+            if start is not None and typ is not None:
                 spans.append(Span(start, i, typ, text[start:i]))
-                start, typ = None, None
-            if tag.startswith("B-") or tag.startswith("I-"):
+            start, typ = None, None
+            if tag.startswith(("B-", "I-")):
                 start, typ = i, tag[2:]
     return spans
+
+
+# IMCS-V2 views: where each keeps its gold in a dialogue.
+_IMCS_TURN_GOLD = {"ner": "BIO_label", "dac": "dialogue_act", "sr": "symptom_norm"}
 
 
 class ImcsCodec(Codec):
@@ -294,18 +371,34 @@ class ImcsCodec(Codec):
     (``fields["view"]``: ner, dac, sr, mrg) as gold, the dialogue text being shared.
     """
 
-    def decode(self, rec, index, ctx):
-        did = rec.get("__key__") if isinstance(rec, dict) else None
+    def gold_field(self, task: TaskSpec) -> str | None:
+        view = task.fields.get("view", "ner")
+        return f"dialogue[].{_IMCS_TURN_GOLD[view]}" if view in _IMCS_TURN_GOLD else "report"
+
+    def carries_gold(self, rec: object, task: TaskSpec) -> bool:
+        if not isinstance(rec, dict):
+            return False
+        view = task.fields.get("view", "ner")
+        if view not in _IMCS_TURN_GOLD:
+            return "report" in rec
+        if view == "sr" and "implicit_info" in rec:
+            return True
+        gold = _IMCS_TURN_GOLD[view]
+        return any(isinstance(t, dict) and gold in t for t in _list_of(rec.get("dialogue")))
+
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
+        obj = _record(rec)
+        did = obj.get("__key__")
         if did is None:
-            did = _get(rec, "dialog_id", (str, int))
-        turns_raw = _get(rec, "dialogue", list)
+            did = _get_id(obj, "dialog_id")
+        turns_raw = _get(obj, "dialogue", list)
         view = ctx.task.fields.get("view", "ner")
         turns = []
         for i, t in enumerate(turns_raw):
             p = f"dialogue[{i}]"
             sent = _get(t, "sentence", str, f"{p}.sentence")
             speaker = _get(t, "speaker", str, f"{p}.speaker", required=False, default="")
-            sid = str(_get(t, "sentence_id", (str, int), f"{p}.sentence_id", required=False, default=i + 1))
+            sid = str(_get_id(t, "sentence_id", f"{p}.sentence_id", required=False, default=i + 1))
             act = _get(t, "dialogue_act", str, f"{p}.dialogue_act", required=False, default="")
             spans: tuple[Span, ...] = ()
             bio = _get(t, "BIO_label", str, f"{p}.BIO_label", required=False, default="")
@@ -324,32 +417,37 @@ class ImcsCodec(Codec):
             if view == "dac" and act:
                 ctx.check_label(act, f"{p}.dialogue_act")
             turns.append(Turn(speaker, sent, sid, act, spans, symptoms))
-        report = rec.get("report") or []
+        report = _list_of(obj.get("report"))
         target = ""
         if view == "mrg" and report and isinstance(report[0], dict):
             target = "\n".join(f"{k}：{report[0].get(k, '')}" for k in MRG_SECTIONS)
-        meta = {k: rec[k] for k in ("diagnosis", "self_report") if k in rec}
-        ex = Example(key=str(did), index=index, text=str(rec.get("self_report", "")), turns=turns,
+        meta: dict[str, Any] = {k: obj[k] for k in ("diagnosis", "self_report") if k in obj}
+        ex = Example(key=str(did), index=index, text=str(obj.get("self_report", "")), turns=turns,
                      target=target, meta=meta, raw=rec)
         if view == "ner":
             ex.spans = []  # spans live on the turns
         elif view == "sr":
-            implicit = (rec.get("implicit_info") or {}).get("Symptom") or {}
+            info = obj.get("implicit_info")
+            implicit = (info.get("Symptom") if isinstance(info, dict) else None) or {}
             ex.terms = [f"{k}:{v}" for k, v in implicit.items()] if isinstance(implicit, dict) else []
         return ex
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         view = task.fields.get("view", "ner")
         if view == "ner":
             return {t.turn_id: " ".join(_spans_to_bio(list(t.spans), len(t.text))) for t in ex.turns}
         if view == "dac":
             return {t.turn_id: t.act for t in ex.turns}
         if view == "sr":
-            return {t.turn_id: {n: s for n, s in t.symptoms} for t in ex.turns}
-        sections = dict(line.split("：", 1) for line in ex.target.splitlines() if "：" in line)
+            return {t.turn_id: dict(t.symptoms) for t in ex.turns}
+        sections: dict[str, str] = {}
+        for line in ex.target.splitlines():
+            if "：" in line:
+                name, text = line.split("：", 1)
+                sections[name] = text
         return {k: sections.get(k, "") for k in MRG_SECTIONS}
 
-    def key(self, rec, task):
+    def key(self, rec: object, task: TaskSpec) -> str:
         return str(rec.get("__key__", rec.get("dialog_id", ""))) if isinstance(rec, dict) else ""
 
 
@@ -367,22 +465,28 @@ class MdcfnpcCodec(Codec):
     """CHIP-MDCFNPC: ``{"dialog_id", "dialog_info": [{"sentence_id","speaker","sentence",
     "ner": [{"mention","type","range": [s, e],"attr"}]}]}``; the range convention is detected."""
 
-    def offset_items(self, rec, index, task):
-        out = []
+    GOLD = "dialog_info[].ner"
+
+    def carries_gold(self, rec: object, task: TaskSpec) -> bool:
+        return isinstance(rec, dict) and any(
+            isinstance(t, dict) and "ner" in t for t in _list_of(rec.get("dialog_info")))
+
+    def offset_items(self, rec: object, index: int, task: TaskSpec) -> list[OffsetItem]:
+        out: list[OffsetItem] = []
         if not isinstance(rec, dict):
             return out
-        for i, t in enumerate(rec.get("dialog_info") or []):
+        for i, t in enumerate(_list_of(rec.get("dialog_info"))):
             if not isinstance(t, dict) or not isinstance(t.get("sentence"), str):
                 continue
-            for j, n in enumerate(t.get("ner") or []):
+            for j, n in enumerate(_list_of(t.get("ner"))):
                 r = n.get("range") if isinstance(n, dict) else None
                 if isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r) \
                         and isinstance(n.get("mention"), str):
                     out.append(OffsetItem(index, f"dialog_info[{i}].ner[{j}]", t["sentence"], r[0], r[1], n["mention"]))
         return out
 
-    def decode(self, rec, index, ctx):
-        did = _get(rec, "dialog_id", (str, int))
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
+        did = _get_id(rec, "dialog_id")
         turns = []
         for i, t in enumerate(_get(rec, "dialog_info", list)):
             p = f"dialog_info[{i}]"
@@ -396,18 +500,19 @@ class MdcfnpcCodec(Codec):
                     raise RecordError(f"{q}.range", f"is {_describe(r)}", "[start, end] integers")
                 attr = _get(n, "attr", str, f"{q}.attr", required=False, default="")
                 mention = _get(n, "mention", str, f"{q}.mention", required=False, default="")
+                typ = _get(n, "type", str, f"{q}.type", required=False, default="")
                 if attr:
                     ctx.check_label(attr, f"{q}.attr")
                 s, e = to_half_open(r[0], r[1], ctx.convention)
                 if mention and sent and sent[s:e] != mention:
                     ctx.warn(f"mention {mention!r} is not the text slice {sent[s:e]!r}", field=q,
                              code="mention_mismatch")
-                spans.append(Span(s, e, attr or n.get("type", ""), mention or sent[s:e]))
+                spans.append(Span(s, e, attr or typ, mention or sent[s:e]))
             turns.append(Turn(str(t.get("speaker", "")), sent, str(t.get("sentence_id", i + 1)),
                               spans=tuple(spans)))
         return Example(key=str(did), index=index, turns=turns, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         info = []
         for t in ex.turns:
             ner = []
@@ -421,25 +526,39 @@ class MdcfnpcCodec(Codec):
 class RetrievalCodec(Codec):
     """KUAKE-IR (our documented TSV shape): ``query_id<TAB>query[<TAB>doc_id,doc_id...]``."""
 
-    def decode(self, rec, index, ctx):
-        if not isinstance(rec, list) or len(rec) < 2:
+    GOLD: ClassVar[str | None] = "column 3 (relevant doc ids)"
+
+    def carries_gold(self, rec: object, task: TaskSpec) -> bool:
+        return isinstance(rec, list) and len(rec) > 2
+
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
+        cols = _columns(rec)
+        if len(cols) < 2:
             raise RecordError(None, "fewer than 2 tab-separated columns", "query_id, query[, doc ids]")
-        qid, query = rec[0].strip(), rec[1].strip()
-        docs = [d.strip() for d in rec[2].split(",") if d.strip()] if len(rec) > 2 else []
+        qid, query = cols[0].strip(), cols[1].strip()
+        docs = [d.strip() for d in cols[2].split(",") if d.strip()] if len(cols) > 2 else []
         return Example(key=qid, index=index, text=query, terms=docs, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> str:
         return f"{ex.key}\t{','.join(ex.terms)}"
 
-    def key(self, rec, task):
-        return rec[0].strip() if isinstance(rec, list) and rec else ""
+    def key(self, rec: object, task: TaskSpec) -> str:
+        cols = _columns(rec)
+        return cols[0].strip() if cols else ""
+
+
+def _columns(rec: object) -> list[str]:
+    """A TSV record's columns; nothing for anything else (a stored record comes back from JSON)."""
+    return [str(c) for c in rec] if isinstance(rec, list) else []
 
 
 class DialogueGenerationCodec(Codec):
     """MedDG (our documented shape): ``{"id", "history": [{"speaker","sentence"}|str], "output"}``."""
 
-    def decode(self, rec, index, ctx):
-        rid = _get(rec, "id", (str, int))
+    GOLD = "output"
+
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
+        rid = _get_id(rec, "id")
         turns = []
         for i, h in enumerate(_get(rec, "history", list, required=False, default=[])):
             if isinstance(h, str):
@@ -450,14 +569,16 @@ class DialogueGenerationCodec(Codec):
         out = _get(rec, "output", str, required=False, default="")
         return Example(key=str(rid), index=index, turns=turns, target=out, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         return {"id": ex.key, "output": ex.target}
 
 
 class TreeCodec(Codec):
     """Text2DT: ``{"text", "tree": [{"role": "C"|"D", "triples": [[s, r, o]], "logical_rel"}]}``."""
 
-    def decode(self, rec, index, ctx):
+    GOLD = "tree"
+
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
         text = _get(rec, "text", str)
         tree = _get(rec, "tree", list, required=False, default=[])
         triples = []
@@ -472,26 +593,27 @@ class TreeCodec(Codec):
                 triples.append(Triple(tr[0], tr[1], tr[2]))
         return Example(key=text, index=index, text=text, triples=triples, meta={"tree": tree}, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         return {"text": ex.text, "tree": ex.meta.get("tree", [])}
 
 
 class CausalCodec(Codec):
     """CMedCausal: ``{"text", "relation_of_mention": [{"head": mention, "relation": 1|2|3, "tail": ...}]}``."""
 
-    REL = {1: "因果", 2: "条件", 3: "上下位"}
+    GOLD = "relation_of_mention"
+    REL: ClassVar[dict[int, str]] = {1: "因果", 2: "条件", 3: "上下位"}
 
-    def offset_items(self, rec, index, task):
-        out = []
+    def offset_items(self, rec: object, index: int, task: TaskSpec) -> list[OffsetItem]:
+        out: list[OffsetItem] = []
         if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
             return out
-        for i, r in enumerate(rec.get("relation_of_mention") or []):
+        for i, r in enumerate(_list_of(rec.get("relation_of_mention"))):
             for m, path in _causal_mentions(r, f"relation_of_mention[{i}]"):
                 if isinstance(m.get("start_idx"), int) and isinstance(m.get("end_idx"), int) and isinstance(m.get("mention"), str):
                     out.append(OffsetItem(index, path, rec["text"], m["start_idx"], m["end_idx"], m["mention"]))
         return out
 
-    def decode(self, rec, index, ctx):
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
         text = _get(rec, "text", str)
         rels = _get(rec, "relation_of_mention", list, required=False, default=[])
         triples, spans = [], []
@@ -512,20 +634,31 @@ class CausalCodec(Codec):
                                  field=path, code="mention_mismatch")
                     spans.append(Span(hs, he, "mention", mention))
             obj = tail.get("mention", "") if tail.get("type") != "relation" else (
-                f"({tail.get('head', {}).get('mention', '')} "
-                f"{self.REL.get(tail.get('relation'), tail.get('relation'))} "
-                f"{tail.get('tail', {}).get('mention', '')})")
+                f"({_mention_of(tail.get('head'))} {self._relation_name(tail.get('relation'))} "
+                f"{_mention_of(tail.get('tail'))})")
             triples.append(Triple(head.get("mention", ""), self.REL.get(rel, str(rel)), obj))
         unique = sorted(set(spans))
         return Example(key=text, index=index, text=text, triples=triples, spans=unique, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def _relation_name(self, rel: object) -> object:
+        # A nested relation's code is not checked by decode, and a list or an object cannot be
+        # a dict key: compare instead (as a lookup would, 1.0 and true name relation 1).
+        for code, name in self.REL.items():
+            if isinstance(rel, (int, float)) and rel == code:
+                return name
+        return rel
+
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         raw = ex.raw if isinstance(ex.raw, dict) else {}
         return {"text": ex.text, "relation_of_mention": raw.get("relation_of_mention", [])}
 
 
-def _causal_mentions(r: Any, p: str) -> list[tuple[dict, str]]:
-    out = []
+def _mention_of(node: object) -> object:
+    return node.get("mention", "") if isinstance(node, dict) else ""
+
+
+def _causal_mentions(r: object, p: str) -> list[tuple[Record, str]]:
+    out: list[tuple[Record, str]] = []
     if not isinstance(r, dict):
         return out
     if isinstance(r.get("head"), dict):
@@ -544,7 +677,9 @@ def _causal_mentions(r: Any, p: str) -> list[tuple[dict, str]]:
 class PromptCodec(Codec):
     """PromptCBLUE: ``{"input","target","answer_choices","task_type","task_dataset","sample_id"}``."""
 
-    def decode(self, rec, index, ctx):
+    GOLD = "target"
+
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
         inp = _get(rec, "input", str)
         target = _get(rec, "target", str, required=False, default="")
         choices = _get(rec, "answer_choices", list, required=False, default=None) or []
@@ -559,8 +694,8 @@ class PromptCodec(Codec):
                        choices=[str(c) for c in choices],
                        meta={"task_dataset": task_dataset, "task_type": task_type}, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
-        raw = dict(ex.raw) if isinstance(ex.raw, dict) else {}
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
+        raw: Record = dict(ex.raw) if isinstance(ex.raw, dict) else {}
         raw.update({"input": ex.text, "target": ex.target, "sample_id": ex.key,
                     "task_dataset": ex.meta.get("task_dataset", ex.label)})
         # A model's prediction carries no record of its own: keep the fields post-processing reads.
@@ -572,39 +707,56 @@ class PromptCodec(Codec):
 
 
 _SCENARIOS = {s.code: s for s in CLIMEDBENCH_SCENARIOS}
+_MAX_OPTIONS = 26  # a list of options is lettered A, B, C...
 
 
 class ClimedbenchCodec(Codec):
     """CliMedBench item (documented shape; the real questions are not public):
     ``{"id","scenario","dimension","prompt","input","options": {"A": ...},"reference"}``."""
 
-    def decode(self, rec, index, ctx):
-        rid = _get(rec, "id", (str, int))
-        scen = _get(rec, "scenario", str)
-        if scen not in _SCENARIOS:
+    GOLD = "reference"
+
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
+        obj = _record(rec)
+        rid = _get_id(obj, "id")
+        scen = _get(obj, "scenario", str)
+        scenario = _SCENARIOS.get(scen)
+        if scenario is None:
             ctx.warn(f"unknown scenario {scen!r}", field="scenario",
                      expected="one of " + ", ".join(_SCENARIOS), code="unknown_label")
-        dim = _get(rec, "dimension", str, required=False, default=_SCENARIOS.get(scen).dimension if scen in _SCENARIOS else "")
-        options = _get(rec, "options", (dict, list), required=False, default={})
-        if isinstance(options, list):
-            options = {chr(65 + i): str(o) for i, o in enumerate(options)}
-        ref = _get(rec, "reference", str, required=False, default="")
-        return Example(key=str(rid), index=index, text=_get(rec, "input", str, required=False, default=""),
+        dim = _get(obj, "dimension", str, required=False, default=scenario.dimension if scenario else "")
+        options = _options(obj.get("options"))
+        ref = _get(obj, "reference", str, required=False, default="")
+        return Example(key=str(rid), index=index, text=_get(obj, "input", str, required=False, default=""),
                        label=scen, target=ref,
                        choices=[f"{k}: {v}" for k, v in options.items()],
                        meta={"scenario": scen, "dimension": dim,
-                             "prompt": _get(rec, "prompt", str, required=False, default=""),
+                             "prompt": _get(obj, "prompt", str, required=False, default=""),
                              "options": options}, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         return {"id": ex.key, "prediction": ex.target}
+
+
+def _options(value: object) -> dict[str, Any]:
+    """CliMedBench options: an object keyed by letter, or a list lettered A, B, C..."""
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, list):
+        raise RecordError("options", f"is {_describe(value)}", "an object or a list")
+    if len(value) > _MAX_OPTIONS:
+        raise RecordError("options", f"is a list of {len(value)} options",
+                          f"at most {_MAX_OPTIONS} options, lettered A to Z")
+    return {chr(65 + i): str(o) for i, o in enumerate(value)}
 
 
 class ImcsPredictionCodec(Codec):
     """IMCS-V2 submission files: ``{dialog_id: {sentence_id: value}}`` where the value is the
     BIO string (NER), the act (DAC) or ``{symptom: status}`` (SR); MRG: ``{dialog_id: {section: text}}``."""
 
-    def decode(self, rec, index, ctx):
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
         if not isinstance(rec, dict) or "__key__" not in rec:
             raise RecordError(None, "not an entry of a {dialog_id: {...}} object", "a JSON object keyed by dialog id")
         did = str(rec["__key__"])
@@ -631,34 +783,40 @@ class ImcsPredictionCodec(Codec):
                 turns.append(Turn("", "", str(sid), symptoms=tuple((str(k), str(v)) for k, v in value.items())))
         return Example(key=did, index=index, turns=turns, raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         return ImcsCodec().encode(ex, task, convention)
 
-    def key(self, rec, task):
+    def key(self, rec: object, task: TaskSpec) -> str:
         return str(rec.get("__key__", "")) if isinstance(rec, dict) else ""
 
 
 class RetrievalPredictionCodec(RetrievalCodec):
     """KUAKE-IR submission: ``query_id<TAB>doc1,doc2,...,doc10`` (ranked)."""
 
-    def decode(self, rec, index, ctx):
-        if not isinstance(rec, list) or len(rec) < 2:
+    GOLD = None
+
+    def carries_gold(self, rec: object, task: TaskSpec) -> bool:
+        return True
+
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
+        cols = _columns(rec)
+        if len(cols) < 2:
             raise RecordError(None, "fewer than 2 tab-separated columns", "query_id and ranked doc ids")
-        docs = [d.strip() for d in rec[1].split(",") if d.strip()]
+        docs = [d.strip() for d in cols[1].split(",") if d.strip()]
         if len(docs) != 10:
             ctx.warn(f"{len(docs)} doc ids", field="column 2", expected="exactly 10 comma-separated doc ids",
                      code="format")
-        return Example(key=rec[0].strip(), index=index, terms=docs, raw=rec)
+        return Example(key=cols[0].strip(), index=index, terms=docs, raw=rec)
 
 
 class ClimedbenchPredictionCodec(Codec):
     """CliMedBench predictions: ``{"id", "prediction": the model's raw text}``."""
 
-    def decode(self, rec, index, ctx):
-        rid = _get(rec, "id", (str, int))
+    def decode(self, rec: object, index: int, ctx: DecodeContext) -> Example:
+        rid = _get_id(rec, "id")
         return Example(key=str(rid), index=index, target=_get(rec, "prediction", str), raw=rec)
 
-    def encode(self, ex, task, convention=INCLUSIVE):
+    def encode(self, ex: Example, task: TaskSpec, convention: str = INCLUSIVE) -> Record:
         return {"id": ex.key, "prediction": ex.target}
 
 

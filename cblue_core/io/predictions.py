@@ -20,6 +20,7 @@ from pathlib import Path
 from ..records import Example
 from ..tasks import TaskSpec
 from .errors import Defect, FileRefused
+from .limits import MAX_FILE_BYTES
 from .offsets import INCLUSIVE
 from .validate import LoadedDataset, validate
 
@@ -37,8 +38,8 @@ class MatchReport:
     warnings: list[Defect] = field(default_factory=list)
 
     def lines(self, show: int = 5) -> list[str]:
-        out = [f"{self.matched} of {self.gold} gold examples matched by {self.task} key; "
-               f"{self.predicted} predictions in the file"]
+        out = [(f"{self.matched} of {self.gold} gold examples matched by {self.task} key; "
+               f"{self.predicted} predictions in the file")]
         for name, keys in (("missing (no prediction)", self.missing), ("extra (not in gold)", self.extra),
                            ("duplicated", self.duplicated)):
             if keys:
@@ -62,14 +63,15 @@ def empty_prediction(gold: Example) -> Example:
 
 def match_predictions(task: TaskSpec, gold: list[Example], source: str | Path | bytes, *,
                       name: str | None = None, allow_missing: bool = False,
-                      convention: str = INCLUSIVE) -> MatchedPredictions:
+                      convention: str = INCLUSIVE, max_bytes: int = MAX_FILE_BYTES) -> MatchedPredictions:
     """Read a predictions file and align it with ``gold``; raise FileRefused when it cannot be.
 
     ``convention``: the gold file's offset convention, used for predicted offsets that carry
-    no mention string to detect their own.
+    no mention string to detect their own. ``max_bytes``: larger files are refused unread.
     """
     label = name or (str(source) if not isinstance(source, (bytes, bytearray)) else "<upload>")
-    loaded = validate(source, task, name=label, predictions=True, default_convention=convention)
+    loaded = validate(source, task, name=label, predictions=True, default_convention=convention,
+                      max_bytes=max_bytes)
     if not loaded.report.ok:
         raise FileRefused(loaded.report.errors)
     by_key: dict[str, Example] = {}

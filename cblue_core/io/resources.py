@@ -1,5 +1,8 @@
 """Reference lists that come with the CBLUE tasks: the ICD-10 Beijing v601 term list (CHIP-CDN),
-CHIP-CTC's category.xlsx and CMeIE's 53 schemas."""
+CHIP-CTC's category.xlsx and CMeIE's 53 schemas.
+
+Each reader takes ``max_bytes``: larger files are refused unread (the app passes its upload limit).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,6 +10,7 @@ from pathlib import Path
 
 from .errors import Defect, FileRefused
 from .jsonfile import read_raw
+from .limits import MAX_FILE_BYTES
 from .xlsx import read_first_sheet
 
 
@@ -54,10 +58,11 @@ def resource_kind(path: str | Path) -> str | None:
     return None
 
 
-def read_icd10(source: str | Path | bytes, name: str | None = None) -> list[IcdTerm]:
+def read_icd10(source: str | Path | bytes, name: str | None = None, *,
+               max_bytes: int = MAX_FILE_BYTES) -> list[IcdTerm]:
     """Column 1 = code, column 2 = standard term, no header (as in the official file)."""
     label = name or str(source)
-    rows = read_first_sheet(source, label)
+    rows = read_first_sheet(source, label, max_bytes=max_bytes)
     out = []
     for i, row in enumerate(rows):
         code = row[0] if row else None
@@ -69,9 +74,10 @@ def read_icd10(source: str | Path | bytes, name: str | None = None) -> list[IcdT
     return out
 
 
-def read_ctc_categories(source: str | Path | bytes, name: str | None = None) -> list[Category]:
+def read_ctc_categories(source: str | Path | bytes, name: str | None = None, *,
+                        max_bytes: int = MAX_FILE_BYTES) -> list[Category]:
     label = name or str(source)
-    rows = read_first_sheet(source, label)
+    rows = read_first_sheet(source, label, max_bytes=max_bytes)
     if not rows or "Label Name" not in rows[0]:
         raise FileRefused([Defect(label, "no 'Label Name' column in the header row", line=1,
                                   field="Label Name", expected="a header with 'Label Name'")])
@@ -90,21 +96,28 @@ def read_ctc_categories(source: str | Path | bytes, name: str | None = None) -> 
     return out
 
 
-def read_schemas(source: str | Path | bytes, name: str | None = None) -> list[Schema]:
-    raw = read_raw(source, name)
+def read_schemas(source: str | Path | bytes, name: str | None = None, *,
+                 max_bytes: int = MAX_FILE_BYTES) -> list[Schema]:
+    raw = read_raw(source, name, max_bytes=max_bytes)
     out = []
     for i, rec in enumerate(raw.records):
-        try:
-            out.append(Schema(rec["subject_type"], rec["predicate"], rec["object_type"]))
-        except (KeyError, TypeError):
+        values = [rec.get(k) for k in _SCHEMA_FIELDS] if isinstance(rec, dict) else []
+        strings = [v for v in values if isinstance(v, str)]
+        if len(strings) != len(_SCHEMA_FIELDS):
             raise FileRefused([Defect(raw.name, "not a schema record", record=i, line=raw.lines[i],
-                                      expected='{"subject_type", "predicate", "object_type"}')]) from None
+                                      expected='{"subject_type", "predicate", "object_type"}, '
+                                               "three strings")])
+        out.append(Schema(*strings))
     return out
 
 
-def read_surgery_terms(source: str | Path | bytes, name: str | None = None) -> list[SurgeryTerm]:
+_SCHEMA_FIELDS = ("subject_type", "predicate", "object_type")
+
+
+def read_surgery_terms(source: str | Path | bytes, name: str | None = None, *,
+                       max_bytes: int = MAX_FILE_BYTES) -> list[SurgeryTerm]:
     """CBLUE 2.0 CHIP-CDN surgery list: ``mention<TAB>code<TAB>standard term`` per line."""
-    raw = read_raw(source, name, container="tsv")
+    raw = read_raw(source, name, container="tsv", max_bytes=max_bytes)
     out = []
     for i, cols in enumerate(raw.records):
         if len(cols) < 3:

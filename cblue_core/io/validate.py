@@ -4,6 +4,9 @@ Structural problems (not JSON, wrong encoding, wrong types, missing fields, inco
 offsets) refuse the file. Annotation-level defects in an otherwise sound file (a reversed span,
 a mention that is not the text slice, an unknown label such as KUAKE-QQR's ``NA``, duplicated
 keys) are listed as warnings and the record is kept as read; ``strict`` refuses the file instead.
+Two defects of the file as a whole are warnings too, which ``strict`` does not refuse: a
+container other than the task's official one (a CMeEE file holding JSON lines or a single
+object), and a train or dev split in which no record has the task's annotation field.
 """
 from __future__ import annotations
 
@@ -13,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ..records import Example
-from ..tasks import REGISTRY, TaskSpec, get_task, infer_split, infer_task
-from .codecs import DecodeContext, RecordError, codec_for
-from .errors import Defect, FileRefused
+from ..tasks import CONTAINER_DESCRIPTIONS, REGISTRY, TaskSpec, get_task, infer_split, infer_task
+from .codecs import Codec, DecodeContext, RecordError, codec_for
+from .errors import Defect, FileRefused, short_error
 from .jsonfile import RawFile, read_raw
-from .offsets import INCLUSIVE, NONE, detect_convention
+from .limits import MAX_FILE_BYTES
+from .offsets import INCLUSIVE, NONE, OffsetItem, detect_convention
 
 MAX_DEFECTS = 200  # per kind, so a broken 60k-record file still gives a readable report
 
@@ -103,18 +107,20 @@ def resolve_task(path: str | Path, task: str | TaskSpec | None) -> TaskSpec | No
 
 def validate(source: str | Path | bytes, task: str | TaskSpec | None = None, *,
              name: str | None = None, split: str | None = None, strict: bool = False,
-             predictions: bool = False, default_convention: str = INCLUSIVE) -> LoadedDataset:
+             predictions: bool = False, default_convention: str = INCLUSIVE,
+             max_bytes: int = MAX_FILE_BYTES) -> LoadedDataset:
     """Validate a dataset file; never raises for problems in the file (they are in the report).
 
     ``predictions`` reads a submission file with the task's prediction codec; offsets that carry
-    no mention strings then follow ``default_convention`` (the gold file's).
+    no mention strings then follow ``default_convention`` (the gold file's). Files larger than
+    ``max_bytes`` are refused unread (the app passes its upload limit).
     """
     label = name or (str(source) if not isinstance(source, (bytes, bytearray)) else "<upload>")
     spec = resolve_task(label, task)
     split = split or infer_split(label)
     report = ValidationReport(label, spec.name if spec else "?", split, strict=strict)
     try:
-        raw = read_raw(source, label, spec.container if spec else "json")
+        raw = read_raw(source, label, spec.container if spec else "json", max_bytes=max_bytes)
     except FileRefused as refused:
         report.errors.extend(refused.defects)
         return LoadedDataset(report, [])
@@ -132,7 +138,8 @@ def validate(source: str | Path | bytes, task: str | TaskSpec | None = None, *,
 def _decode_all(raw: RawFile, spec: TaskSpec, report: ValidationReport, predictions: bool = False,
                 default_convention: str = INCLUSIVE) -> LoadedDataset:
     codec = codec_for(spec, predictions)
-    items = [it for i, rec in enumerate(raw.records) for it in codec.offset_items(rec, i, spec)]
+    report.warnings = file_warnings = _file_warnings(raw, spec, codec, report.split, predictions)
+    items = _offset_items(raw, spec, codec)
     conv = detect_convention(items, default=default_convention)
     report.offset_convention = conv.convention if items else NONE
     if conv.convention == "mixed":
@@ -167,18 +174,25 @@ def _decode_all(raw: RawFile, spec: TaskSpec, report: ValidationReport, predicti
                 report.errors.append(Defect(raw.name, err.message, record=i, line=raw.lines[i],
                                             field=err.field, expected=err.expected, code="structure"))
             continue
+        except _SHAPE_ERRORS as exc:
+            # A shape the codec's checks did not foresee: the record is refused, with where it
+            # is, instead of the whole request failing with a trace.
+            if len(report.errors) < MAX_DEFECTS:
+                report.errors.append(Defect(
+                    raw.name, f"the record has an unexpected shape ({type(exc).__name__}: {short_error(exc)})",
+                    record=i, line=raw.lines[i], code="structure", expected=f"a {spec.name} record"))
+            continue
         examples.append(ex)
         _count_labels(ex, labels)
         report.annotations += ex.annotation_count
         depth = ex.depth
-        if depth > report.max_nesting_depth:
-            report.max_nesting_depth = depth
+        report.max_nesting_depth = max(report.max_nesting_depth, depth)
         if ex.key in keys and spec.key_field:
             ctx.warn(f"duplicate {spec.key_field} {ex.key[:40]!r} (first at record {keys[ex.key]})",
                      field=spec.key_field, code="duplicate_key")
         else:
             keys[ex.key] = i
-    report.warnings = ctx.warnings[:MAX_DEFECTS] + (
+    report.warnings = file_warnings + ctx.warnings[:MAX_DEFECTS] + (
         [Defect(raw.name, f"... and {len(ctx.warnings) - MAX_DEFECTS} more warnings")]
         if len(ctx.warnings) > MAX_DEFECTS else [])
     report.label_distribution = dict(labels.most_common())
@@ -190,7 +204,42 @@ def _decode_all(raw: RawFile, spec: TaskSpec, report: ValidationReport, predicti
     return LoadedDataset(report, examples, raw.texts)
 
 
-def _count_labels(ex: Example, labels: Counter) -> None:
+_SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError)
+
+
+def _offset_items(raw: RawFile, spec: TaskSpec, codec: Codec) -> list[OffsetItem]:
+    items: list[OffsetItem] = []
+    for i, rec in enumerate(raw.records):
+        try:
+            items.extend(codec.offset_items(rec, i, spec))
+        except _SHAPE_ERRORS:
+            continue  # no offsets to learn the convention from; decoding reports the record
+    return items
+
+
+def _file_warnings(raw: RawFile, spec: TaskSpec, codec: Codec, split: str | None,
+                   predictions: bool) -> list[Defect]:
+    """Defects of the file as a whole: its container, and a labelled split without labels."""
+    out = []
+    official = spec.official_container
+    if raw.container != official:
+        found = ("a single JSON object" if raw.container == "lines" and len(raw.records) == 1
+                 else CONTAINER_DESCRIPTIONS.get(raw.container, raw.container))
+        out.append(Defect(
+            raw.name, f"the file is {found}, not {CONTAINER_DESCRIPTIONS[official]} as official "
+            f"{spec.name} files are", code="container",
+            expected=f"{CONTAINER_DESCRIPTIONS[official]} (the official {spec.name} format)"))
+    gold = codec.gold_field(spec)
+    if not predictions and split in ("train", "dev") and gold is not None and not any(
+            codec.carries_gold(rec, spec) for rec in raw.records):
+        out.append(Defect(
+            raw.name, f"no record has the annotation field {gold!r}: this {split} split carries "
+            "no gold", field=gold, code="no_annotations",
+            expected=f"{gold!r} in the records of a {split} split (only test splits come unlabelled)"))
+    return out
+
+
+def _count_labels(ex: Example, labels: Counter[str]) -> None:
     if ex.label not in (None, ""):
         labels[ex.label] += 1
     for s in ex.spans:
@@ -208,7 +257,7 @@ def _count_labels(ex: Example, labels: Counter) -> None:
         labels[term] += 0  # terms are too many to count as labels; keep the key for search
 
 
-def load(source: str | Path | bytes, task: str | TaskSpec | None = None, **kw) -> LoadedDataset:
+def load(source: str | Path | bytes, task: str | TaskSpec | None = None, **kw: Any) -> LoadedDataset:
     """Like :func:`validate`, but raises :class:`FileRefused` when the file is refused."""
     ds = validate(source, task, **kw)
     if not ds.report.ok:

@@ -8,8 +8,9 @@ name come from the registry.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..records import Example
 from ..tasks import TaskSpec
