@@ -3,6 +3,7 @@ the user's name, and small widgets. Not a page itself."""
 from __future__ import annotations
 
 import html
+import logging
 import numbers
 import os
 import re
@@ -11,30 +12,61 @@ from pathlib import Path
 import streamlit as st
 
 from cblue_core.ingest import bootstrap_sample_data
+from cblue_core.store.roots import check_workspace_path
 from cblue_core.store.workspace import Workspace, WorkspaceError, WorkspaceLocked, connect, default_db_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data"
 
 
+ENV_READONLY = "CBLUE_STUDIO_READONLY"
+log = logging.getLogger("cblue_studio.pages")
+
+
+def read_only() -> bool:
+    """Demo mode for a served app: the workspace is opened read-only and every control that
+    would write is disabled (``CBLUE_STUDIO_READONLY=1``)."""
+    return os.environ.get(ENV_READONLY, "").strip().lower() in ("1", "true", "yes")
+
+
+def read_only_notice(what: str) -> None:
+    """Say once, where the write controls are, why they do nothing."""
+    if read_only():
+        st.info(f"Read-only mode: {md(what)} is switched off on this server.", icon=":material/lock:")
+
+
 @st.cache_resource(show_spinner="Opening the workspace…", max_entries=4)
-def _open_workspace(path: str) -> Workspace:
-    """One read-write connection per database file and process (DuckDB allows no second
-    process on the file), filled with the sample data on first start."""
+def _open_workspace(path: str, read_only: bool) -> Workspace:
+    """One connection per database file and process (DuckDB allows no second process on a file
+    open for writing), filled with the sample data on first start; read-only mode opens an
+    existing workspace and writes nothing."""
+    if read_only:
+        return connect(path, read_only=True)
     ws = connect(path)
     bootstrap_sample_data(ws, SAMPLE_DATA)
     return ws
 
 
+def shared_workspace(path: str) -> Workspace:
+    """The process's connection to the workspace file at ``path`` (give sessions a cursor)."""
+    return _open_workspace(path, read_only())
+
+
 def db_path() -> str:
-    return st.session_state.get("db_path") or str(default_db_path())
+    """The workspace file: the server's default, or one a visitor typed under the allowed roots
+    (:func:`cblue_core.store.roots.check_workspace_path`; raises WorkspaceError otherwise)."""
+    typed = (st.session_state.get("db_path") or "").strip()
+    default = str(default_db_path())
+    if not typed or typed == default:
+        return default
+    return str(check_workspace_path(typed))
 
 
 def workspace() -> Workspace:
     """This session's cursor on the workspace; stops the page with a message when it cannot open."""
-    path = db_path()
     try:
-        base = _open_workspace(path)
+        path = db_path()
+        base = shared_workspace(path)
     except (WorkspaceLocked, WorkspaceError) as exc:
         st.error(md(exc))
         st.stop()
@@ -45,13 +77,19 @@ def workspace() -> Workspace:
 
 
 _MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
+# What GFM's autolink extension starts a link at: a scheme, "www." or the "@" of an address.
+_AUTOLINK = re.compile(r"(?i)(?:https?|ftp|mailto|xmpp)(?=:)|www(?=\.)|@(?=\w)")
 
 
 def md(value) -> str:
     """Any data or user string made inert for Streamlit's Markdown (messages, captions, labels):
     every ASCII punctuation character backslash-escaped, so no link, image, HTML, code, LaTeX or
-    colour directive can come from data."""
-    return _MD_SPECIAL.sub(r"\\\1", "" if value is None else str(value)).replace("\n", " ")
+    colour directive can come from data; and a zero-width space inside ``http``/``www``/``@``,
+    because GitHub-flavoured Markdown turns bare URLs and e-mail addresses into links even when
+    their punctuation is escaped."""
+    text = "" if value is None else str(value)
+    text = _AUTOLINK.sub(lambda m: m.group(0)[:1] + "\u200b" + m.group(0)[1:], text)
+    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
 
 
 # Letters and digits (any script) joined by single `_`, `.` or `-`: an `_` between two letters
@@ -109,9 +147,11 @@ def user_name() -> str:
 
 def sidebar() -> None:
     with st.sidebar:
-        st.text_input("Workspace file", value=db_path(), key="db_path",
-                      help="A DuckDB file; created and filled with the sample data when new. "
-                           "Default: $CBLUE_STUDIO_DB or workspace/cblue_studio.duckdb.")
+        st.text_input("Workspace file", value=str(default_db_path()), key="db_path",
+                      disabled=read_only(),
+                      help="A DuckDB file under the folders this server allows (its workspace/ "
+                           "folder, the folder of $CBLUE_STUDIO_DB, $CBLUE_STUDIO_ROOTS); created "
+                           "and filled with the sample data when new.")
         st.text_input("Your name", key="user_name", placeholder="shown on your annotations")
         devices = ["cpu"] + (["cuda"] if _cuda() else [])
         st.selectbox("Device", devices, key="device",
@@ -151,7 +191,8 @@ def _load_model(path: str, task: str, device: str):
 
 def model_failure(exc: Exception, device: str) -> str:
     """What a page says when a model cannot load or run: the message of our own errors, the
-    first line of anything a model raises (out of memory, a broken checkpoint) — never a trace."""
+    first line of anything a model raises (out of memory, a broken checkpoint) — never a trace;
+    the unexpected ones are logged."""
     from cblue_core.io.errors import short_error
     from cblue_core.models.devices import DeviceError
     from cblue_core.models.registry import ModelLoadError
@@ -159,7 +200,46 @@ def model_failure(exc: Exception, device: str) -> str:
 
     if isinstance(exc, (ModelLoadError, DeviceError, ModelTaskMismatch, WorkspaceError)):
         return str(exc)
+    if not _is_out_of_memory(exc):
+        _log("a model run", exc)
     return f"The model could not run on {device}: {type(exc).__name__}: {short_error(exc)}"
+
+
+def _is_out_of_memory(exc: BaseException) -> bool:
+    return "out of memory" in str(exc).lower()
+
+
+# Failures a page expects and explains with their own message: a refused edit or file, a name
+# taken, a locked or missing workspace. Anything else is a bug or an unforeseen state: logged.
+EXPECTED_FAILURES: tuple[type[BaseException], ...] = (ValueError, LookupError, WorkspaceError,
+                                                      WorkspaceLocked)
+
+
+def page_failure(where: str, exc: Exception) -> str:
+    """One line for the page about ``exc``; an unexpected one's traceback goes to the log beside
+    the workspace (frames only, never the input: see cblue_core.logs)."""
+    from cblue_core.io.errors import short_error
+
+    if isinstance(exc, EXPECTED_FAILURES):
+        return short_error(exc)
+    _log(where, exc)
+    return f"{where} failed unexpectedly ({type(exc).__name__}); the details are in the server's log"
+
+
+def _log(where: str, exc: BaseException) -> None:
+    from cblue_core.logs import log_exception, log_path
+
+    try:
+        log_exception(f"page: {where}", exc, log_path(_safe_db_path()))
+    except OSError:
+        log.error("could not write the error log for %s (%s)", where, type(exc).__name__)
+
+
+def _safe_db_path() -> str | None:
+    try:
+        return db_path()
+    except WorkspaceError:
+        return None
 
 
 def load_model(path, task: str, device: str):
@@ -173,7 +253,7 @@ def run_evaluation_cached(path: str, run_id: int):
     comparisons); runs never change after they are stored."""
     from cblue_core.runs import run_evaluation
 
-    return run_evaluation(_open_workspace(path).cursor(), run_id)
+    return run_evaluation(shared_workspace(path).cursor(), run_id)
 
 
 def pick_run(ws: Workspace, key: str, label: str = "Run", param: str = "run"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import _open_workspace, db_path, md, pick_run, run_label, selected, workspace
+from app_pages.common import db_path, md, pick_run, run_label, selected, shared_workspace, workspace
 from app_pages.html_view import show_html
 from cblue_core.render.example import example_html
 from cblue_core.runs import compare_runs
@@ -37,7 +37,7 @@ task = get_task(run_a.task)
 @st.cache_resource(max_entries=16, show_spinner="Paired bootstrap…")
 def _comparison(path: str, a: int, b: int, slices_key: tuple):
     """Cached per pair of runs and set of slices (runs never change once stored)."""
-    return compare_runs(_open_workspace(path).cursor(), a, b)
+    return compare_runs(shared_workspace(path).cursor(), a, b)
 
 
 try:

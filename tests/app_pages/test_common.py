@@ -16,3 +16,11 @@ def test_model_failures_are_one_line_messages():
 
 def test_md_makes_data_inert():
     assert md("[x](javascript:alert(1)) *b*\nnext") == r"\[x\]\(javascript\:alert\(1\)\) \*b\* next"
+
+
+def test_md_breaks_the_autolinks_markdown_would_make_of_bare_urls():
+    shown = md("see http://attacker.invalid and www.attacker.invalid or me@attacker.invalid")
+    assert "http\\:" not in shown and "h\u200bttp\\:" in shown
+    assert "w\u200bww\\." in shown and "\\@\u200battacker" in shown
+    assert shown.replace("\u200b", "").replace("\\", "") == (
+        "see http://attacker.invalid and www.attacker.invalid or me@attacker.invalid")

@@ -20,7 +20,10 @@ SLICE_NAME = "![s](http://attacker.invalid/s.png)"
 FILE_NAME = "![f](http://attacker.invalid/f.png).json"
 LABEL = "<a href=http://attacker.invalid>x</a>"
 # Markup that must never reach Markdown unescaped (md() puts a backslash before each character).
-UNESCAPED = [re.compile(p) for p in (r"(?<!\\)!(?=\[)", r"(?<!\\)<(?=img|a\b)", r"\]\(http", r"(?<!\\)`")]
+UNESCAPED = [re.compile(p) for p in (r"(?<!\\)!(?=\[)", r"(?<!\\)<(?=img|a\b)", r"\]\(http", r"(?<!\\)`",
+                                      # GFM links bare URLs even when escaped: md() breaks the scheme
+                                      r"(?i)https?\\?:", r"(?i)(?<![\w\u200b])www\\?\.")]
+ZW = "\u200b"   # the zero-width space md() puts inside "http", "www" and after "@"
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +99,7 @@ def test_runs_page_shows_names_inert(open_page, hostile_db):
     assert not at.exception, at.exception
     texts = markdown_texts(at)
     assert_inert(texts)
-    assert any(r"\!\[f\]\(http\:\/\/attacker\.invalid\/f\.png\)\.json" in t for t in texts), texts  # Made with: file
+    assert any(r"\!\[f\]\(h" + ZW + r"ttp\:\/\/attacker\.invalid\/f\.png\)\.json" in t for t in texts), texts  # Made with: file
     assert any(b.label == "Export CMeEE_test.json" for b in at.get("download_button"))
     # the table is plain text: the name as typed
     assert RUN_NAME in set(at.dataframe[0].value["name"])
@@ -106,7 +109,7 @@ def test_errors_page_shows_names_inert(open_page, hostile_db):
     at = open_page("app_pages/errors.py", {"run": str(hostile_db["evil"]), "slice": SLICE_NAME})
     texts = markdown_texts(at)
     assert_inert(texts)
-    assert any(t.startswith("Filter: slice = " + r"\!\[s\]\(http") for t in at.caption.values), texts
+    assert any(t.startswith("Filter: slice = " + r"\!\[s\]\(h" + ZW + "ttp") for t in at.caption.values), texts
     specs = plotly_specs(at)
     assert specs
     for key, spec in specs.items():
