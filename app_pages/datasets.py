@@ -5,15 +5,25 @@ one example can be shared.
 """
 from __future__ import annotations
 
+import duckdb
 import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from app_pages.common import md, plot_text, selected, user_name, workspace
+from app_pages.common import (
+    md,
+    page_failure,
+    plot_text,
+    read_only,
+    read_only_notice,
+    selected,
+    user_name,
+    workspace,
+)
 from app_pages.html_view import show_html
-from cblue_core.ingest import ingest_file
-from cblue_core.io.validate import validate
+from app_pages.uploads import upload_limit_bytes, validated_upload
 from cblue_core.render.example import example_html
+from cblue_core.store.workspace import WorkspaceError
 from cblue_core.tasks import REGISTRY, get_task
 
 PAGE_SIZE = 25
@@ -45,9 +55,9 @@ with tab_upload:
                                 type=["json", "jsonl", "tsv", "txt"], key="ds_upload")
     task_choice = st.selectbox("Task", ["(infer from the file name)"] + list(REGISTRY), key="ds_upload_task")
     if uploaded is not None:
-        data = uploaded.getvalue()
         task_arg = None if task_choice.startswith("(") else task_choice
-        loaded = validate(data, task_arg, name=uploaded.name)
+        loaded = validated_upload(st.session_state, uploaded.file_id, uploaded.getvalue, task_arg,
+                                  uploaded.name, upload_limit_bytes())
         rep = loaded.report
         (st.success if rep.ok else st.error)(md(rep.summary()))
         defects = [{"severity": sev, "record": d.record, "line": d.line, "field": d.field,
@@ -57,11 +67,16 @@ with tab_upload:
             st.dataframe(pd.DataFrame(defects), hide_index=True, width="stretch")
         if rep.ok:
             split = st.text_input("Split name", value=rep.split or "dev", key="ds_upload_split")
-            if st.button("Store in the workspace", type="primary"):
-                outcome = ingest_file(ws, uploaded.name, task_arg, split, data=data)
-                (st.success if outcome.ok else st.error)(md(outcome.message))
-                if outcome.ok:
-                    st.session_state.ds_task, st.session_state.ds_split = rep.task, split
+            read_only_notice("storing files")
+            if st.button("Store in the workspace", type="primary", disabled=read_only(), key="ds_store"):
+                try:
+                    stored = ws.datasets.ingest(loaded, name=uploaded.name, source=f"upload: {uploaded.name}",
+                                                split=split.strip() or "dev")
+                except (WorkspaceError, duckdb.Error) as exc:
+                    st.error(md(page_failure("storing an upload", exc)))
+                else:
+                    st.success(md(stored.message))
+                    st.session_state.ds_task, st.session_state.ds_split = rep.task, split.strip() or "dev"
                     st.rerun()
 
 # ---------------------------------------------------------------- browse

@@ -17,6 +17,8 @@ from app_pages.common import (
     pick_run,
     plot_labels,
     plot_text,
+    read_only,
+    read_only_notice,
     run_evaluation_cached,
     selected,
     workspace,
@@ -186,7 +188,8 @@ with tab_slices:
     c1, c2 = st.columns([1, 3])
     sname = c1.text_input("Slice name", key="err_slice_name")
     spred = c2.text_input("Predicate", key="err_slice_pred", placeholder="nesting_depth >= 2")
-    if st.button("Save slice", key="err_slice_save"):
+    read_only_notice("saving slices")
+    if st.button("Save slice", key="err_slice_save", disabled=read_only()):
         try:
             ws.slices.save(sname, spred, run.task)
             st.success(f"Saved slice {md(repr(sname))}")

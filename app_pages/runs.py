@@ -17,6 +17,8 @@ from app_pages.common import (
     md_name,
     model_failure,
     num,
+    read_only,
+    read_only_notice,
     run_label,
     workspace,
 )
@@ -50,7 +52,9 @@ with st.expander("Import a predictions file", expanded=not ws.runs.all()):
         upload = st.file_uploader("Predictions file", type=["json", "jsonl", "tsv", "txt"], key="runs_upload")
         name = st.text_input("Run name", key="runs_name", placeholder="e.g. bert-base seed 1")
         allow_missing = st.checkbox("Score gold examples without a prediction as empty", key="runs_allow_missing")
-        if upload is not None and st.button("Import and score", type="primary", key="runs_import"):
+        read_only_notice("importing runs")
+        if upload is not None and st.button("Import and score", type="primary", key="runs_import",
+                                            disabled=read_only()):
             try:
                 result = import_run(ws, target, upload.getvalue(), name=name or upload.name,
                                     file_name=upload.name, allow_missing=allow_missing)
@@ -81,8 +85,9 @@ with st.expander("Run a model on a split"):
         batch = c2.number_input("Batch size", min_value=1, max_value=1024, value=32, key="runs_model_batch")
         name = st.text_input("Run name", key="runs_model_name", placeholder=f"{model_name} on {split.split}")
         device = device_choice()
+        read_only_notice("storing model runs")
         if st.button(f"Predict {split.records:,} examples on {md(device)} and score", type="primary",
-                     key="runs_model_go"):
+                     key="runs_model_go", disabled=read_only()):
             bar = st.progress(0.0, text="Loading the model…")
             done = [0]
 
@@ -144,7 +149,7 @@ with tempfile.TemporaryDirectory() as tmp:
     path = export_run(ws, chosen, tmp)
     c2.download_button(f"Export {md_name(path.name)}", Path(path).read_bytes(), file_name=path.name,
                        key="runs_export")
-if c3.button("Delete this run", key="runs_delete"):
+if c3.button("Delete this run", key="runs_delete", disabled=read_only()):
     ws.runs.delete(chosen)
     st.session_state.pop("runs_selected", None)
     st.rerun()
