@@ -8,9 +8,21 @@ The page keeps, per example, a *draft* in the session: the annotation being edit
 revision it was loaded at (``base``). A save names that revision; when someone saved the
 example meanwhile the core raises ``EditConflict`` and the page shows both versions and asks
 which to keep. Nothing here writes SQL or parses files: widgets -> ``cblue_core`` -> rendering.
+
+Unsaved edits also survive a page reload: the span editor reports an id of the browser (kept in
+the browser's localStorage), and the page keeps the latest unsaved draft per (browser, workspace,
+dataset, example) in a bounded store in the server's memory (``cblue_core.annotation.drafts``);
+a new session that reports the same id gets the draft back, until it is saved or discarded.
+
+Adjudication saves on the revision the comparison was opened at, so that an edit saved by
+someone else meanwhile is a conflict, never overwritten. In read-only mode
+(``CBLUE_STUDIO_READONLY=1``) every control that would write is disabled. Failures the page
+expects (an edit conflict, an invalid edit) are shown with their message; anything else is
+logged with its traceback (``page_failure``) and shown as one line.
 """
 from __future__ import annotations
 
+import json
 import tempfile
 import zlib
 from contextlib import contextmanager
@@ -20,9 +32,21 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import md, run_label, selected, user_name, workspace
+from app_pages.common import (
+    EXPECTED_FAILURES,
+    db_path,
+    md,
+    page_failure,
+    read_only,
+    read_only_notice,
+    run_label,
+    selected,
+    user_name,
+    workspace,
+)
 from app_pages.components.span_editor import editor_value, span_editor
 from app_pages.html_view import show_html
+from cblue_core.annotation.drafts import DraftStore, saved_time, valid_browser_id
 from cblue_core.annotation.model import Annotation, EditConflict, annotation_field
 from cblue_core.annotation.validation import allowed_predicates, combined_for, schema_types
 from cblue_core.records import Span, Triple
@@ -40,11 +64,30 @@ KIND_NAMES = {"spans": "entity spans", "triples": "CMeIE triples", "label": "lab
 # ====================================================================== helpers
 @contextmanager
 def guard(what: str):
-    """Any failure inside becomes a message in the page (never a stack trace)."""
+    """Any failure of ``what`` inside becomes a message in the page (never a stack trace): an
+    expected one (an edit conflict, a refused value) with its message, anything else logged with
+    its traceback (``page_failure``). StopException / RerunException are BaseException: they pass."""
     try:
         yield
-    except Exception as exc:  # noqa: BLE001 (StopException / RerunException are BaseException)
-        st.error(f"{md(what)}: {md(exc)}")
+    except EditConflict as exc:
+        st.error(f"{md(what)} failed: {md(exc)}")
+    except Exception as exc:  # noqa: BLE001 - the unexpected ones are logged by page_failure
+        shown = page_failure(what, exc)
+        st.error(md(f"{what} failed: {shown}" if isinstance(exc, EXPECTED_FAILURES) else shown))
+
+
+def failure(where: str, exc: Exception) -> str:
+    """An invalid edit (ValueError) with its whole message; anything else through
+    ``page_failure`` (expected failures: their first line; the others logged)."""
+    return str(exc) if isinstance(exc, ValueError) else page_failure(where, exc)
+
+
+def writable(what: str) -> bool:
+    """False (with a message) in read-only mode, where nothing is written."""
+    if read_only():
+        flash("error", f"{what}: read-only mode, nothing is written on this server.")
+        return False
+    return True
 
 
 def flash(kind: str, message: str) -> None:
@@ -78,6 +121,96 @@ def drafts() -> dict:
 
 def conflicts() -> dict:
     return st.session_state.setdefault("ann_conflicts", {})
+
+
+# ====================================================================== drafts across reloads
+@st.cache_resource
+def draft_store() -> DraftStore:
+    """The process's unsaved drafts, per browser (bounded: see cblue_core.annotation.drafts)."""
+    return DraftStore()
+
+
+def browser_id() -> str | None:
+    """This browser's id, as its span editor reported it (None until it did)."""
+    return valid_browser_id(st.session_state.get("ann_browser"))
+
+
+def note_browser(value: dict) -> None:
+    b = value.get("browser")
+    if b is not None and b != st.session_state.get("ann_browser"):
+        st.session_state.ann_browser = b
+        st.session_state.ann_draft_checked = set()        # look for this browser's drafts afresh
+
+
+def draft_scope() -> str:
+    return db_path()
+
+
+def gold_at(ws, dataset_id: int, idx: int, revision: int, head: tuple[Annotation, int]) -> Annotation | None:
+    """The example's gold at ``revision`` (None when it never had that revision)."""
+    current, rev = head
+    if revision == rev:
+        return current
+    for e in ws.annotations.events(dataset_id, idx):
+        if e.revision == revision + 1:
+            return e.before
+    return None
+
+
+def sync_draft(dataset_id: int, idx: int, d: dict) -> None:
+    """Keep the session's draft of the example for a reload of this browser: stored while it
+    has changes, dropped when it has none (after this session stored or restored it)."""
+    browser = browser_id()
+    if browser is None or read_only():
+        return
+    store = draft_store()
+    if d["ann"] != d["loaded"]:
+        d["kept"] = store.put(browser, draft_scope(), dataset_id, idx, base_revision=d["base"],
+                              data=json.dumps(d["ann"].to_json(), ensure_ascii=False))
+        d["synced"] = True
+    elif d.pop("synced", False) or d.pop("restored", None):
+        store.clear(browser, draft_scope(), dataset_id, idx)
+
+
+def forget_draft(dataset_id: int, idx: int) -> None:
+    """The edit of the example was saved or discarded: no draft to restore any more."""
+    browser = browser_id()
+    if browser is not None:
+        draft_store().clear(browser, draft_scope(), dataset_id, idx)
+    d = drafts().get(doc_key(dataset_id, idx))
+    if d is not None:
+        d.pop("synced", None)
+        d.pop("restored", None)
+
+
+def restore_draft(ws, dataset_id: int, idx: int, d: dict) -> None:
+    """Once per example and browser in a session: the unsaved draft this browser left (before a
+    reload) becomes the session's draft, unless the session has changes of its own."""
+    browser = browser_id()
+    if browser is None or read_only():
+        return
+    doc = doc_key(dataset_id, idx)
+    checked = st.session_state.setdefault("ann_draft_checked", set())
+    if doc in checked:
+        return
+    checked.add(doc)
+    if d["ann"] != d["loaded"]:
+        return
+    store = draft_store()
+    saved = store.get(browser, draft_scope(), dataset_id, idx)
+    if saved is None:
+        return
+    try:
+        ann = Annotation.from_json(json.loads(saved.data))
+    except (ValueError, KeyError, TypeError):
+        ann = None
+    loaded = gold_at(ws, dataset_id, idx, saved.base_revision, d["head"])
+    if ann is None or loaded is None or ann == loaded:   # unreadable, from another history, or no change
+        store.clear(browser, draft_scope(), dataset_id, idx)
+        return
+    d.update(base=saved.base_revision, loaded=loaded, ann=ann, gen=new_gen(), restored=saved_time(saved),
+             synced=True)
+    st.session_state.setdefault("ann_mentions", {}).pop(doc, None)
 
 
 def load_draft(ws, dataset_id: int, idx: int, *, force: bool = False) -> dict:
@@ -160,6 +293,8 @@ def events_frame(events, task) -> pd.DataFrame:
 def do_save(dataset_id: int, idx: int, *, ann: Annotation | None = None, base: int | None = None) -> bool:
     """Save the example's draft (or ``ann`` on ``base``); outcome as a message. Runs before the
     reason widget is drawn (callbacks, editor actions), so it may clear the reason."""
+    if not writable("Not saved"):
+        return False
     ws = workspace()
     doc = doc_key(dataset_id, idx)
     d = drafts().get(doc) or load_draft(ws, dataset_id, idx)
@@ -174,10 +309,11 @@ def do_save(dataset_id: int, idx: int, *, ann: Annotation | None = None, base: i
         conflicts()[doc] = exc
         flash("error", f"Not saved: {exc}")
         return False
-    except Exception as exc:  # noqa: BLE001 (ValueError: invalid edit; anything else: a message)
-        flash("error", f"Not saved: {exc}")
+    except Exception as exc:  # noqa: BLE001 - ValueError: an invalid edit; the others are logged
+        flash("error", f"Not saved: {failure('Saving an annotation', exc)}")
         return False
     conflicts().pop(doc, None)
+    forget_draft(dataset_id, idx)
     load_draft(ws, dataset_id, idx, force=True)
     st.session_state.ann_reason = ""
     flash("success", f"Saved example {idx} as event #{ev.event_id} (revision {ev.revision}) by "
@@ -197,6 +333,7 @@ def on_keep_mine(dataset_id: int, idx: int) -> None:
 
 def on_keep_theirs(dataset_id: int, idx: int) -> None:
     conflicts().pop(doc_key(dataset_id, idx), None)
+    forget_draft(dataset_id, idx)
     with_ws_reload(dataset_id, idx)
     flash("info", f"Reloaded example {idx}: your unsaved changes were dropped.")
 
@@ -204,17 +341,20 @@ def on_keep_theirs(dataset_id: int, idx: int) -> None:
 def with_ws_reload(dataset_id: int, idx: int) -> None:
     try:
         load_draft(workspace(), dataset_id, idx, force=True)
-    except Exception as exc:  # noqa: BLE001
-        flash("error", f"Could not reload example {idx}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - logged with its traceback by page_failure
+        flash("error", f"Could not reload example {idx}: {page_failure('Reloading an example', exc)}")
 
 
 def on_discard(dataset_id: int, idx: int) -> None:
     conflicts().pop(doc_key(dataset_id, idx), None)
+    forget_draft(dataset_id, idx)
     with_ws_reload(dataset_id, idx)
     flash("info", f"Unsaved changes of example {idx} discarded.")
 
 
 def on_revert(event_id: int, dataset_id: int, idx: int) -> None:
+    if not writable(f"Event #{event_id} not reverted"):
+        return
     ws = workspace()
     try:
         ev = ws.annotations.revert(event_id, author=user_name(),
@@ -222,8 +362,8 @@ def on_revert(event_id: int, dataset_id: int, idx: int) -> None:
     except EditConflict as exc:
         flash("error", f"Event #{event_id} not reverted: {exc} Later edits must be reverted first.")
         return
-    except Exception as exc:  # noqa: BLE001
-        flash("error", f"Event #{event_id} not reverted: {exc}")
+    except Exception as exc:  # noqa: BLE001 - ValueError: refused; the others are logged
+        flash("error", f"Event #{event_id} not reverted: {failure('Reverting an event', exc)}")
         return
     conflicts().pop(doc_key(dataset_id, idx), None)
     with_ws_reload(dataset_id, idx)
@@ -232,6 +372,8 @@ def on_revert(event_id: int, dataset_id: int, idx: int) -> None:
 
 
 def on_undo_mine(dataset_id: int, idx: int) -> None:
+    if not writable("Nothing undone"):
+        return
     mine = workspace().annotations.events(dataset_id, idx, author=user_name())
     if not mine:
         flash("info", f"{user_name()} has no saved edit on example {idx}.")
@@ -260,14 +402,21 @@ def handle_editor(ws, value: dict) -> None:
     if ex is None:
         return
     task = get_task(info.task)
+    action = value["action"]
+    if action == "hello":      # a (reloaded) editor says which browser it runs in: nothing to apply
+        return
+    if read_only():            # the editor refuses edits there; a forged value changes nothing
+        if action in ("next", "prev") and st.session_state.get("ann_dataset") == did:
+            on_step(1 if action == "next" else -1, info.records)
+        return
     d = drafts().get(value["doc"]) or load_draft(ws, did, idx)
     if annotation_field(task) == "spans":
         d["ann"] = replace(d["ann"], spans=spans_from_editor(ex.text, value["spans"],
                                                              d["loaded"].spans + d["ann"].spans))
         settle(d)
+        sync_draft(did, idx, d)
     else:  # CMeIE: the spans are mentions marked for triples, kept in the session only
         st.session_state.setdefault("ann_mentions", {})[value["doc"]] = value["spans"]
-    action = value["action"]
     if action == "save":
         do_save(did, idx)
     elif action in ("next", "prev") and st.session_state.get("ann_dataset") == did:
@@ -279,6 +428,8 @@ ws = workspace()
 st.title("Annotate")
 st.caption("Correct gold spans, triples, labels and terms; every save is kept with its author, "
            f"time and reason. Annotating as **{md(user_name())}** (set your name in the sidebar).")
+READ_ONLY = read_only()
+read_only_notice("editing")
 
 datasets = [d for d in ws.datasets.all() if annotation_field(get_task(d.task)) is not None]
 if not datasets:
@@ -302,7 +453,8 @@ if "ann_linked" not in st.session_state:
 value = editor_value(EDITOR)
 if value is not None and value["nonce"] != st.session_state.get("ann_editor_nonce"):
     st.session_state.ann_editor_nonce = value["nonce"]
-    with guard("The editor's action failed"):
+    note_browser(value)
+    with guard("The editor's action"):
         handle_editor(ws, value)
 if "ann_goto" in st.session_state:
     on_goto(*st.session_state.pop("ann_goto"))
@@ -357,7 +509,8 @@ def edit_spans(ex, d: dict, doc: str) -> None:
                "span to retype it (1-9) or delete it (Delete). Ctrl+S saves (with the reason "
                "below), Ctrl+Z undoes, Alt+→ / Alt+← move to the next / previous example.")
     span_editor(ex.text, list(d["ann"].spans), list(task.labels), key=EDITOR,
-                big=st.session_state.get("ann_big", False), doc=doc)
+                big=st.session_state.get("ann_big", False), doc=doc, browser=browser_id(),
+                readonly=READ_ONLY)
 
 
 def edit_triples(ex, d: dict, doc: str) -> None:
@@ -375,7 +528,8 @@ def edit_triples(ex, d: dict, doc: str) -> None:
                "then relate a subject and an object below. Only predicates the CMeIE schemas "
                "allow for the two types are offered; Combined is computed from the text.")
     span_editor(ex.text, marks[doc], ent_types, key=EDITOR,
-                big=st.session_state.get("ann_big", False), doc=doc)
+                big=st.session_state.get("ann_big", False), doc=doc, browser=browser_id(),
+                readonly=READ_ONLY)
 
     mentions: dict[tuple[str, str], None] = {}
     for s in marks[doc]:
@@ -389,9 +543,9 @@ def edit_triples(ex, d: dict, doc: str) -> None:
 
     with st.expander("Add a mention by its string (it must occur in the text)"):
         f1, f2, f3 = st.columns([3, 2, 1])
-        ftext = f1.text_input("Mention", key=f"ann_free_text::{doc}")
-        ftype = f2.selectbox("Type", ent_types or ["?"], key=f"ann_free_type::{doc}")
-        if f3.button("Add mention", key=f"ann_free_add::{doc}"):
+        ftext = f1.text_input("Mention", key=f"ann_free_text::{doc}", disabled=READ_ONLY)
+        ftype = f2.selectbox("Type", ent_types or ["?"], key=f"ann_free_type::{doc}", disabled=READ_ONLY)
+        if f3.button("Add mention", key=f"ann_free_add::{doc}", disabled=READ_ONLY):
             if not ftext.strip() or ftext not in ex.text:
                 st.error(f"{md(repr(ftext))} does not occur in the text.")
             else:
@@ -416,7 +570,7 @@ def edit_triples(ex, d: dict, doc: str) -> None:
             b.warning(f"No CMeIE schema relates a {md(subj[1])} subject to a {md(obj[1])} object.")
         combined = combined_for(ex.text, subj[0], obj[0])
         st.caption(f"Combined: **{md(combined)}** (true when no 。-sentence holds both mentions)")
-        if st.button("Add triple", disabled=pred is None, key=f"ann_add_triple::{doc}"):
+        if st.button("Add triple", disabled=pred is None or READ_ONLY, key=f"ann_add_triple::{doc}"):
             new = Triple(subj[0], pred, obj[0], subj[1], obj[1], combined)
             if any((t.subject, t.predicate, t.object) == (new.subject, new.predicate, new.object)
                    for t in d["ann"].triples):
@@ -432,7 +586,7 @@ def edit_triples(ex, d: dict, doc: str) -> None:
         r1, r2 = st.columns([8, 1])
         r1.text(f"{i + 1}. {t.subject} ({t.subject_type}) —{task.display_label(t.predicate)}→ "
                 f"{t.object} ({t.object_type}) · Combined {t.combined}")
-        if r2.button("Remove", key=f"ann_trm::{doc}::{d['gen']}::{i}"):
+        if r2.button("Remove", key=f"ann_trm::{doc}::{d['gen']}::{i}", disabled=READ_ONLY):
             d["ann"] = replace(d["ann"], triples=d["ann"].triples[:i] + d["ann"].triples[i + 1:])
             st.rerun()
 
@@ -444,7 +598,7 @@ def edit_label(ex, d: dict, doc: str) -> None:
         codes.append(cur)
     choice = st.selectbox("Label", codes, index=codes.index(cur) if cur in codes else None,
                           format_func=task.display_label, key=f"ann_label::{doc}::{d['gen']}",
-                          placeholder="no label")
+                          placeholder="no label", disabled=READ_ONLY)
     if choice is not None and choice != cur:
         d["ann"] = replace(d["ann"], label=choice)
 
@@ -464,7 +618,7 @@ def edit_terms(ex, d: dict, doc: str) -> None:
     options = list(dict.fromkeys(cur + matches))
     picked = st.multiselect("Normalised terms (the search adds candidates)", options, default=cur,
                             key=f"ann_terms::{doc}::{d['gen']}::{zlib.crc32(q.encode())}",
-                            accept_new_options=not icd)
+                            accept_new_options=not icd, disabled=READ_ONLY)
     if list(picked) != cur:
         d["ann"] = replace(d["ann"], terms=tuple(picked))
 
@@ -479,7 +633,7 @@ def show_conflict(ex, exc: EditConflict, dataset_id: int, idx: int) -> None:
         st.markdown("**Mine (not saved)**")
         show_annotation(ex, exc.mine, task)
         st.button("Keep mine (save over their version)", type="primary", on_click=on_keep_mine,
-                  args=(dataset_id, idx), key="ann_keep_mine")
+                  args=(dataset_id, idx), key="ann_keep_mine", disabled=READ_ONLY)
     with m2:
         st.markdown(f"**Theirs (saved, revision {exc.current_revision:d})**")
         show_annotation(ex, exc.current, task)
@@ -508,13 +662,18 @@ with tab["Edit"]:
             st.warning("No such example.")
         else:
             doc = doc_key(did, idx)
-            with guard("Could not load the example's annotation"):
+            with guard("Loading the example's annotation"):
                 d = load_draft(ws, did, idx)
+                restore_draft(ws, did, idx, d)
                 head, rev = d["head"]
                 dirty = d["ann"] != d["loaded"]
 
                 exc = conflicts().get(doc)
                 with st.container():                # always there: see the flash messages
+                    if d.get("restored") and dirty and exc is None:
+                        st.info(f"Restored your unsaved changes from {md(d['restored'])} (kept for this "
+                                "browser when the page was closed or reloaded); Save or Discard them.",
+                                icon=":material/history:")
                     if exc is not None:
                         show_conflict(ex, exc, did, idx)
 
@@ -525,8 +684,11 @@ with tab["Edit"]:
                     show_annotation(ex, d["ann"], task, big=st.session_state.get("ann_big", False))
                 settle(d)
                 dirty = d["ann"] != d["loaded"]
+                sync_draft(did, idx, d)
                 if dirty:
                     st.warning("Unsaved changes: " + md(change_summary(d["loaded"], d["ann"], task, limit=8)))
+                    if d.get("kept") is False:
+                        st.caption("This edit is too large to be kept across a page reload: save it.")
                 if rev != d["base"] and exc is None:
                     st.warning(f"Saved meanwhile by someone else (revision {rev:d}, you started from "
                                f"{d['base']:d}): saving will ask which version to keep.")
@@ -537,16 +699,16 @@ with tab["Edit"]:
                     st.caption("Unsaved edits in this session also on example(s) "
                                + ", ".join(f"{i:d}" for i in elsewhere[:20]) + ": go back to save them.")
                 st.text_input("Reason for the edit (kept with it)", key="ann_reason",
-                              placeholder="e.g. boundary: include 无力; wrong type")
+                              placeholder="e.g. boundary: include 无力; wrong type", disabled=READ_ONLY)
                 b1, b2, b3 = st.columns(3)
                 b1.button("Save", type="primary", on_click=on_save, args=(did, idx), key="ann_save",
-                          disabled=not dirty, help="Ctrl+S in the span editor")
+                          disabled=not dirty or READ_ONLY, help="Ctrl+S in the span editor")
                 b2.button("Discard unsaved changes", on_click=on_discard, args=(did, idx),
                           key="ann_discard", disabled=not dirty)
                 events = ws.annotations.events(did, idx)
                 mine = [e for e in events if e.author == user_name()]
                 b3.button("Undo my last saved edit", on_click=on_undo_mine, args=(did, idx),
-                          key="ann_undo_mine", disabled=not mine or dirty,
+                          key="ann_undo_mine", disabled=not mine or dirty or READ_ONLY,
                           help="Reverts your latest event on this example (a new event)")
 
                 st.subheader("History of this example")
@@ -561,7 +723,7 @@ with tab["Edit"]:
                         h1.caption(f"#{e.event_id:d} · {md(e.author)} · {md(e.created_at)} · {md(e.kind)} · "
                                    f"{md(e.reason or '(no reason)')}")
                         h2.button("Revert", key=f"ann_revert::{e.event_id}", on_click=on_revert,
-                                  args=(e.event_id, did, idx), disabled=dirty,
+                                  args=(e.event_id, did, idx), disabled=dirty or READ_ONLY,
                                   help="Save or discard your unsaved changes first" if dirty else None)
 
 # ====================================================================== Versions
@@ -571,14 +733,14 @@ with tab["Versions"]:
             versions = ws.annotations.versions(did)
             v1, v2 = st.columns([3, 1])
             vname = v1.text_input("Name of a new snapshot of the current gold", key="ann_ver_name",
-                                  placeholder="e.g. reviewed-2024-06")
-            if v2.button("Create version", key="ann_ver_create"):
+                                  placeholder="e.g. reviewed-2024-06", disabled=READ_ONLY)
+            if v2.button("Create version", key="ann_ver_create", disabled=READ_ONLY) and not READ_ONLY:
                 try:
                     made = ws.annotations.create_version(did, vname, user_name())
                     st.success(f"Created version {md(repr(made.name))} (events up to #{made.last_event_id:d}).")
                     versions = ws.annotations.versions(did)
-                except Exception as exc:  # noqa: BLE001
-                    st.error(f"Not created: {md(exc)}")
+                except Exception as exc:  # noqa: BLE001 - ValueError: refused; the others are logged
+                    st.error(f"Not created: {md(failure('Creating a version', exc))}")
             if versions:
                 st.dataframe(pd.DataFrame([{"name": v.name, "author": v.author, "created": v.created_at,
                                             "last event": v.last_event_id, "edited examples": v.edited}
@@ -695,6 +857,15 @@ with tab["Agreement"]:
                     else:
                         pick = st.selectbox("Example where they differ", differ, key="ann_adj_idx")
                         ex = ws.datasets.example(did, pick)
+                        # The revision the adjudicator sees, recorded when the comparison opens:
+                        # the save names it, so an edit saved meanwhile is a conflict.
+                        adj_doc = doc_key(did, pick)
+                        _gold_now, rev_now = ws.annotations.current(did, pick)
+                        seen = st.session_state.get("ann_adj_seen")
+                        if not seen or seen[0] != adj_doc:
+                            seen = (adj_doc, rev_now)
+                            st.session_state.ann_adj_seen = seen
+                        seen_rev = seen[1]
                         a_ann, b_ann = ma[pick], mb[pick]
                         j1, j2 = st.columns(2)
                         with j1:
@@ -743,15 +914,26 @@ with tab["Agreement"]:
                         result = adjudicate(a_ann, b_ann, keep)
                         st.markdown("**Adjudicated**")
                         show_annotation(ex, result, task)
-                        if st.button("Save the adjudicated version", type="primary", key="ann_adj_save"):
-                            current, rev = ws.annotations.current(did, pick)
+                        if rev_now != seen_rev:
+                            st.warning(f"Example {pick:d} was saved meanwhile (now revision {rev_now:d}; "
+                                       f"the comparison was opened at revision {seen_rev:d}): saving "
+                                       "will be refused. Reopen the comparison to adjudicate on it.")
+                            st.button("Reopen the comparison on the current gold", key="ann_adj_reload",
+                                      on_click=lambda: st.session_state.pop("ann_adj_seen", None))
+                        st.caption(f"Saved on revision {seen_rev:d} of example {pick:d}, the one shown.")
+                        if st.button("Save the adjudicated version", type="primary", key="ann_adj_save",
+                                     disabled=READ_ONLY) and not READ_ONLY:
                             try:
-                                ev = ws.annotations.save(
-                                    did, pick, result, author=user_name(), base_revision=rev,
+                                adj_ev = ws.annotations.save(
+                                    did, pick, result, author=user_name(), base_revision=seen_rev,
                                     reason=f"adjudication of {a_name} and {b_name}")
-                                st.success(f"Saved example {pick:d} as event #{ev.event_id:d}.")
-                            except Exception as exc:  # noqa: BLE001
-                                st.error(f"Not saved: {md(exc)}")
+                            except EditConflict as exc:
+                                st.error(f"Edit conflict: not saved: {md(exc)}")
+                            except Exception as exc:  # noqa: BLE001 - ValueError: refused; the others logged
+                                st.error(f"Not saved: {md(failure('Saving an adjudication', exc))}")
+                            else:
+                                st.session_state.pop("ann_adj_seen", None)   # next view: the new revision
+                                st.success(f"Saved example {pick:d} as event #{adj_ev.event_id:d}.")
 
 # ====================================================================== Re-score
 with tab["Re-score"]:
@@ -830,8 +1012,9 @@ with tab["Export"]:
             for n, (label, build, file_name, mime) in enumerate(formats):
                 try:
                     data = build()
-                except Exception as exc:  # noqa: BLE001
-                    st.warning(f"{label}: not available for {md(task_name)}: {md(exc)}")
+                except Exception as exc:  # noqa: BLE001 - ValueError: format refused; the others logged
+                    st.warning(f"{label}: not available for {md(task_name)}: "
+                               f"{md(failure(f'Export {label}', exc))}")
                     continue
                 st.download_button(f"Download {label}", data, file_name=file_name, mime=mime,
                                    key=f"ann_exp_{n}", on_click="ignore")

@@ -273,6 +273,15 @@ def pick_run(ws: Workspace, key: str, label: str = "Run", param: str = "run"):
     return by_id[run_id]
 
 
+def overlap_warning(run) -> None:
+    """The warning a run carries when its model was trained on some of the split's records."""
+    from cblue_core.runs import overlap_sentence
+
+    overlap = run.metrics.get("training_overlap")
+    if overlap and overlap.get("examples"):
+        st.warning(md(overlap_sentence(overlap, run.model)), icon=":material/warning:")
+
+
 def run_label(run) -> str:
     name, value = run.headline
     scale = run.metrics.get("scale", 1)

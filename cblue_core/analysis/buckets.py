@@ -20,6 +20,7 @@ import numpy as np
 from ..metrics.bootstrap import bootstrap_interval
 from ..metrics.types import ExampleStats
 from ..records import Example, Span
+from ..tasks import TaskSpec
 
 
 @dataclass(frozen=True)
@@ -189,3 +190,17 @@ def label_buckets(gold: list[Example], pred: list[Example], train: list[Example]
             out.append(BucketScore(feature, name, order, int(correct.sum()), int(len(idxs) - correct.sum()),
                                    int(len(idxs) - correct.sum()), len(idxs), acc, low, high))
     return out
+
+
+def run_buckets(task: TaskSpec, gold: list[Example], pred: list[Example],
+                train: list[Example] | None = None) -> list[BucketScore]:
+    """The buckets that fit the task's gold: span buckets when the gold has spans, label buckets
+    for classification and pair tasks scored by accuracy or macro-F1, else none."""
+    if any(g.spans for g in gold):
+        return span_buckets(gold, pred, train)
+    if task.scorer in LABEL_SCORERS and any(g.label for g in gold):
+        return label_buckets(gold, pred, train)
+    return []
+
+
+LABEL_SCORERS = ("macro_f1", "accuracy")

@@ -237,6 +237,12 @@ class AnnotationStore:
             params.append(author)
         return [_event(r) for r in self.db.execute(sql + " ORDER BY event_id", params).fetchall()]
 
+    def head_event(self, dataset_id: int) -> int:
+        """The newest event on the dataset (0 when none): what cached derived data of its gold
+        (scores on corrected gold) is keyed by, since the gold changes only by events."""
+        return int(self.db.scalar("SELECT coalesce(max(event_id), 0) FROM annotation_events WHERE dataset_id=?",
+                                  [dataset_id]))
+
     def event(self, event_id: int) -> AnnotationEvent | None:
         row = self.db.execute(f"SELECT {_EVENT_COLUMNS} FROM annotation_events WHERE event_id=?",
                                [event_id]).fetchone()

@@ -413,7 +413,13 @@ def test_span_editor_python_side():
     assert parse_value(None) is None and parse_value({"spans": [], "action": "bogus", "nonce": 1}) is None
     assert parse_value({"spans": [{"start": 0, "end": 1, "type": "t"}], "action": "save", "nonce": 3,
                         "doc": "1:2"}) == {"spans": [{"start": 0, "end": 1, "type": "t"}], "action": "save",
-                                           "nonce": 3, "doc": "1:2"}
+                                           "nonce": 3, "doc": "1:2", "browser": None}
+    # the browser id is untrusted: only 32 lowercase hex digits pass
+    good = "0123456789abcdef" * 2
+    for sent, kept in ((good, good), (good.upper(), None), (good + "0", None), ("../" * 11, None),
+                       ("x'; DROP TABLE t; --", None), (12345, None), (None, None)):
+        v = parse_value({"spans": [], "action": "hello", "nonce": 4, "doc": "1:2", "browser": sent})
+        assert v is not None and v["browser"] == kept and v["action"] == "hello", sent
     types = editor_types(get_task("CMeEE").labels)
     assert [t["colour"] for t in types] == list(range(9))
     assert types[0] == {"code": "dis", "zh": "疾病", "en": "disease", "colour": 0}

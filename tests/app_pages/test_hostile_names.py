@@ -110,6 +110,8 @@ def test_errors_page_shows_names_inert(open_page, hostile_db):
     texts = markdown_texts(at)
     assert_inert(texts)
     assert any(t.startswith("Filter: slice = " + r"\!\[s\]\(h" + ZW + "ttp") for t in at.caption.values), texts
+    at = open_page("app_pages/errors.py", {"run": str(hostile_db["evil"]), "tab": "matrix"})
+    assert_inert(markdown_texts(at))
     specs = plotly_specs(at)
     assert specs
     for key, spec in specs.items():
@@ -122,7 +124,7 @@ def test_clicking_an_escaped_label_lists_its_rows(open_page, hostile_db):
     """The matrix shows the label escaped; a click on it (the shown text comes back) still finds
     the rows of the label as stored."""
     gold, pred = hostile_db["cell"]
-    at = open_page("app_pages/errors.py", {"run": str(hostile_db["evil"])})
+    at = open_page("app_pages/errors.py", {"run": str(hostile_db["evil"]), "tab": "matrix"})
     shown = pred.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     at.session_state["err_cm"] = {"selection": {"points": [{"customdata": [gold, shown], "x": shown, "y": gold}],
                                                 "point_indices": [0], "box": [], "lasso": []}}

@@ -59,7 +59,7 @@ def test_runs_page_lists_runs_with_intervals(open_page, runs_db):
 
 def test_confusion_cell_clicks_through_to_examples(open_page, runs_db):
     gold, pred = runs_db["cell"]
-    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"])})
+    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"]), "tab": "matrix"})
     assert not at.exception
     # what a click on the (gold, pred) square sends back
     at.session_state["err_cm"] = {"selection": {"points": [{"customdata": [gold, pred], "x": pred, "y": gold}],
@@ -78,7 +78,7 @@ def test_confusion_cell_clicks_through_to_examples(open_page, runs_db):
 
 def test_sigma_row_selects_a_whole_gold_label(open_page, runs_db):
     gold, _ = runs_db["cell"]
-    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"])})
+    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"]), "tab": "matrix"})
     at.session_state["err_cm"] = {"selection": {"points": [{"customdata": [gold, "Σ all"]}],
                                                 "point_indices": [0], "box": [], "lasso": []}}
     at.run()
@@ -87,7 +87,7 @@ def test_sigma_row_selects_a_whole_gold_label(open_page, runs_db):
 
 
 def test_taxonomy_bar_clicks_through(open_page, runs_db):
-    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"])})
+    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"]), "tab": "taxonomy"})
     at.session_state["err_tax"] = {"selection": {"points": [{"y": "missed", "x": 4}],
                                                  "point_indices": [0], "box": [], "lasso": []}}
     at.run()
@@ -106,7 +106,7 @@ def test_deep_link_reopens_run_and_example(open_page, runs_db):
 
 
 def test_save_slice_and_see_its_score(open_page, runs_db):
-    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"])})
+    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"]), "tab": "slices"})
     at.text_input(key="err_slice_name").input("nested")
     at.text_input(key="err_slice_pred").input("nesting_depth >= 2")
     at.button(key="err_slice_save").click().run()
@@ -154,6 +154,7 @@ def test_corrected_gold_shows_errors_that_disappear(tmp_path, monkeypatch):
     at.run()
     at.switch_page("app_pages/errors.py")
     at.query_params["run"] = str(run)
+    at.query_params["tab"] = "gold"
     at.run()
     assert not at.exception
     deltas = [m for m in at.metric if m.label.startswith("f1 on current")]

@@ -57,7 +57,9 @@ def test_read_only_mode_disables_writes_and_changes_nothing(filled, monkeypatch)
     assert any("Read-only mode: importing runs" in n for n in notices)
     assert button(at, "runs_model_go").disabled and button(at, "runs_delete").disabled
     assert at.text_input(key="db_path").disabled
-    at.switch_page("app_pages/errors.py").run()
+    at.switch_page("app_pages/errors.py")
+    at.query_params["tab"] = "slices"
+    at.run()
     assert not at.exception and button(at, "err_slice_save").disabled
     assert filled.read_bytes() == before
 

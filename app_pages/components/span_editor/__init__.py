@@ -1,16 +1,26 @@
 """The span editor: a Streamlit custom component served from local files (no CDN, no build).
 
-``span_editor(text, spans, types, *, key, big=False) -> dict | None`` (see
-``docs/annotation-api.md``). The frontend (``frontend/``: hand-written HTML, CSS and JavaScript)
+``span_editor(text, spans, types, *, key, big=False, doc=None, browser=None, readonly=False)
+-> dict | None`` (see ``docs/annotation-api.md``). The frontend (``frontend/``: hand-written HTML, CSS and JavaScript)
 speaks the component protocol itself with ``window.parent.postMessage``. It draws nested spans
 as stacked layers, creates a span from a mouse selection, retypes or deletes a clicked span, and
 keeps a local undo stack; keys: 1-9 type, Delete/Backspace, Ctrl+S save, Ctrl+Z undo,
 Alt+→ / Alt+← next / previous example.
 
 The value returned is ``{"spans": [{"start", "end", "type"}, ...], "action": "change" | "save" |
-"next" | "prev" | "undo", "nonce": n, "doc": d}``; ``nonce`` grows with every action, so the page acts on
-a value once (a rerun returns the same value with the same nonce); ``doc`` is the ``doc``
-argument of the call the editor was showing when the action happened (None if not given).
+"next" | "prev" | "undo" | "hello", "nonce": n, "doc": d, "browser": b}``; ``nonce`` grows with
+every action, so the page acts on a value once (a rerun returns the same value with the same
+nonce); ``doc`` is the ``doc`` argument of the call the editor was showing when the action
+happened (None if not given).
+
+``browser`` identifies the browser (not the session): 32 random hex digits the frontend makes
+once and keeps in the browser's ``localStorage`` (the component's frame is same-origin with the
+app), or None where the browser keeps no storage for it. It is untrusted input: a value that is
+not 32 lowercase hex digits becomes None. When the page does not know the id yet (its
+``browser`` argument differs), the editor sends a ``"hello"`` value (its spans unchanged) as
+soon as it is first drawn, so that a reloaded page can find the unsaved draft of this browser.
+
+``readonly=True`` shows the spans but refuses every edit and the save (next / previous work).
 
 The page should read the value *before* it draws the editor (:func:`editor_value`, or
 ``st.session_state[key]``) and pass the spans it keeps back in: the editor treats spans equal
@@ -24,10 +34,11 @@ from typing import Any
 
 import streamlit.components.v1 as components
 
+from cblue_core.annotation.drafts import valid_browser_id
 from cblue_core.render.palette import color_for
 
 FRONTEND = Path(__file__).resolve().parent / "frontend"
-ACTIONS = ("change", "save", "next", "prev", "undo")
+ACTIONS = ("change", "save", "next", "prev", "undo", "hello")
 
 _component = components.declare_component("span_editor", path=str(FRONTEND))
 
@@ -88,7 +99,7 @@ def parse_value(value: Any, length: int | None = None) -> dict | None:
         return None
     doc = value.get("doc")
     return {"spans": normalise_spans(value["spans"], length), "action": action, "nonce": nonce,
-            "doc": doc if isinstance(doc, str) else None}
+            "doc": doc if isinstance(doc, str) else None, "browser": valid_browser_id(value.get("browser"))}
 
 
 def editor_value(key: str, length: int | None = None) -> dict | None:
@@ -100,13 +111,16 @@ def editor_value(key: str, length: int | None = None) -> dict | None:
 
 
 def span_editor(text: str, spans: Iterable[Any], types: Iterable[Any], *, key: str,
-                big: bool = False, doc: str | None = None) -> dict | None:
+                big: bool = False, doc: str | None = None, browser: str | None = None,
+                readonly: bool = False) -> dict | None:
     """Show the editor; return its latest value (see the module docstring) or None.
 
     ``spans``: dicts or ``Span`` records (half-open offsets over the text's characters);
     ``types``: ``{"code", "zh", "en"}`` dicts, ``Label`` records or codes (1-9 pick the first
     nine); ``doc``: an identity of the document (dataset and example), so that the editor
-    starts afresh (empty undo stack) when it changes even if the text does not.
+    starts afresh (empty undo stack) when it changes even if the text does not; ``browser``:
+    the browser id the page already knows (the editor says "hello" when its own differs);
+    ``readonly``: no edit and no save from the editor.
     """
     import streamlit as st
 
@@ -118,5 +132,6 @@ def span_editor(text: str, spans: Iterable[Any], types: Iterable[Any], *, key: s
     # echo and starts again from the spans given otherwise.
     echo = last["nonce"] if last is not None and last["spans"] == shown else None
     value = _component(text=text, spans=shown, types=editor_types(types), big=bool(big),
-                       doc=doc, echo=echo, key=key, default=None)
+                       doc=doc, echo=echo, browser=valid_browser_id(browser), readonly=bool(readonly),
+                       key=key, default=None)
     return parse_value(value, len(text))

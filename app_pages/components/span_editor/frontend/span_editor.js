@@ -6,6 +6,12 @@
      {value, dataType: "json"} and "streamlit:setFrameHeight" {height};
    - from the page: {type: "streamlit:render", args, disabled, theme} messages.
 
+   The browser id: 32 random hex digits made once (crypto.getRandomValues) and kept in the
+   browser's localStorage (the frame is same-origin with the app: Streamlit's sandbox allows it),
+   sent as "browser" with every value, so that the page can keep unsaved edits per browser and
+   find them again after a reload. Where storage is blocked (a sandbox without same-origin,
+   privacy settings) the id is null: the editor works, drafts just do not survive a reload.
+
    Every string from data is set with textContent / title (never innerHTML); colours are the
    palette classes c0..c13 (cblue_core/render/palette.py), chosen by an index the Python side
    computes, never a colour value from data.
@@ -16,6 +22,8 @@
   var TOP_EM = 1.5;      // first bar, from the character's top (as cblue_core/render/spans.py)
   var STEP_EM = 1.05;    // distance between levels
   var PALETTE_SIZE = 14;
+  var BROWSER_KEY = "cblue-studio.span-editor.browser";
+  var BROWSER_RE = /^[0-9a-f]{32}$/;
   var HELP = "拖动鼠标选择字符新建片段，点击片段可改类型或删除 / Drag over characters to mark a " +
     "span, click a span to retype or delete it · 1-9 type · Delete · Ctrl+S save · Ctrl+Z undo · " +
     "Alt+←/→ previous/next · Esc clear";
@@ -26,8 +34,26 @@
   var listEl = document.getElementById("list");
   var statusEl = document.getElementById("status");
 
+  // This browser's id (see the header), or null when the browser keeps no storage for the frame.
+  function browserId() {
+    try {
+      var store = window.localStorage;
+      if (!store) return null;
+      var id = store.getItem(BROWSER_KEY);
+      if (id && BROWSER_RE.test(id)) return id;
+      if (!window.crypto || !window.crypto.getRandomValues) return null;
+      var bytes = new Uint8Array(16);
+      window.crypto.getRandomValues(bytes);
+      id = Array.prototype.map.call(bytes, function (b) { return (b < 16 ? "0" : "") + b.toString(16); }).join("");
+      store.setItem(BROWSER_KEY, id);
+      return store.getItem(BROWSER_KEY) === id ? id : null;
+    } catch (e) {
+      return null;                 // SecurityError (no storage in this frame), quota, ...
+    }
+  }
+
   var S = {
-    ready: false,
+    ready: false, browser: browserId(), readonly: false,
     argsSig: null, text: "", chars: [], doc: null, types: [], typesSig: "", big: false, disabled: false,
     spans: [], levels: [], undo: [],
     selected: -1, pending: null,
@@ -58,7 +84,7 @@
     S.lastSent = S.nonce;
     S.sent[S.nonce] = true;
     send("streamlit:setComponentValue", {
-      value: {spans: copySpans(S.spans), action: action, nonce: S.nonce, doc: S.doc},
+      value: {spans: copySpans(S.spans), action: action, nonce: S.nonce, doc: S.doc, browser: S.browser},
       dataType: "json"
     });
   }
@@ -206,6 +232,8 @@
     S.types = normTypes(args.types);
     S.big = !!args.big;
     S.disabled = disabled;
+    S.readonly = !!args.readonly;
+    var first = !S.ready;
 
     if (!S.ready || text !== S.text || doc !== S.doc) {
       reset(text, chars, doc, incoming);
@@ -221,6 +249,10 @@
     if (!S.ready) lastHeight = -1;  // heights sent before the page listened were dropped
     S.ready = true;
     render();
+    // Tell a page that does not know this browser yet who we are (a reloaded page looks up the
+    // unsaved draft of this browser): once per frame, with the spans as the page gave them.
+    var known = args.browser == null ? null : String(args.browser);
+    if (first && S.browser && known !== S.browser && !S.readonly) emit("hello");
   }
 
   function reset(text, chars, doc, spans) {
@@ -266,7 +298,8 @@
     var armed = S.pending !== null || S.selected >= 0;
     var current = S.selected >= 0 ? S.spans[S.selected].type : null;
     Array.prototype.forEach.call(typesEl.querySelectorAll("button"), function (b) {
-      b.classList.toggle("se-armed", armed && (current === null || b.dataset.code === current));
+      b.classList.toggle("se-armed", armed && !S.readonly && (current === null || b.dataset.code === current));
+      b.disabled = S.readonly;
     });
   }
 
@@ -311,8 +344,9 @@
     textEl.appendChild(frag);
     paintMarks();
     renderList();
-    document.getElementById("b-undo").disabled = !S.undo.length;
-    document.getElementById("b-del").disabled = S.selected < 0;
+    document.getElementById("b-undo").disabled = S.readonly || !S.undo.length;
+    document.getElementById("b-del").disabled = S.readonly || S.selected < 0;
+    document.getElementById("b-save").disabled = S.readonly;
     setHeight();
   }
 
@@ -366,8 +400,13 @@
     render();
   }
 
+  function refuseReadonly() {
+    setStatus("只读模式 / read-only: editing is switched off on this server", true);
+  }
+
   function chooseType(code) {
     if (S.disabled) return;
+    if (S.readonly) { S.pending = null; refuseReadonly(); render(); return; }
     if (S.pending) {
       var span = {start: S.pending.start, end: S.pending.end, type: code};
       S.pending = null;
@@ -406,6 +445,7 @@
 
   function deleteSelected() {
     if (S.disabled || S.selected < 0) return;
+    if (S.readonly) { refuseReadonly(); return; }
     pushUndo();
     var s = S.spans.splice(S.selected, 1)[0];
     S.selected = -1;
@@ -416,6 +456,7 @@
 
   function undo() {
     if (S.disabled) return;
+    if (S.readonly) { refuseReadonly(); return; }
     if (!S.undo.length) {
       setStatus("没有可撤销的修改 / nothing to undo here (saved edits: use “Undo my last saved edit” on the page)", true);
       return;
@@ -435,6 +476,7 @@
 
   function action(name) {
     if (S.disabled) return;
+    if (S.readonly && name === "save") { refuseReadonly(); return; }
     S.pending = null;
     if (name === "save") setStatus("已请求保存 / save requested", false);
     emit(name);
@@ -468,6 +510,11 @@
     var c = e.target.closest ? e.target.closest(".se-ch") : null;
     if (!c) return;
     e.preventDefault();
+    if (S.readonly) {               // no new span: a click still shows the span under it
+      var k = innermostAt(+c.dataset.i);
+      if (k >= 0) selectSpan(k); else refuseReadonly();
+      return;
+    }
     var i = +c.dataset.i;
     S.drag = {anchor: i, moved: false, shift: e.shiftKey};
     S.selected = -1;

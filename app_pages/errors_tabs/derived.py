@@ -1,0 +1,86 @@
+"""What the Errors page derives from a run, computed once and cached: the run's per-example
+statistics, its buckets, its slice scores and its scores on corrected gold.
+
+Runs never change once stored, so a run's derived data is keyed by the workspace file and the
+run id; scores on corrected gold also by the newest annotation event on the split (the gold
+changes only by events), so a saved correction invalidates them. ``st.cache_data`` returns
+copies, so what is cached here is small: bucket and slice rows, error-change summaries.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from app_pages.common import run_evaluation_cached, shared_workspace
+from cblue_core.analysis.buckets import BucketScore, run_buckets
+from cblue_core.analysis.slices import SliceScore, slice_scores
+from cblue_core.store.slices import SliceError
+from cblue_core.tasks import get_task
+
+
+def compute_buckets(path: str, run_id: int) -> list[BucketScore]:
+    ws = shared_workspace(path).cursor()
+    run = ws.runs.get(run_id)
+    if run is None:
+        return []
+    train_info = ws.datasets.find(run.task, "train")
+    train = ws.datasets.examples(train_info.dataset_id) if train_info else None
+    return run_buckets(get_task(run.task), ws.datasets.examples(run.dataset_id), ws.runs.predictions(run_id),
+                       train)
+
+
+@st.cache_data(max_entries=32, show_spinner="Bucketing the run…")
+def buckets(path: str, run_id: int) -> tuple[list[BucketScore], bool]:
+    """(bucket scores, whether a train split gave the training-set features)."""
+    ws = shared_workspace(path).cursor()
+    run = ws.runs.get(run_id)
+    has_train = run is not None and ws.datasets.find(run.task, "train") is not None
+    return compute_buckets(path, run_id), has_train
+
+
+def compute_slices(path: str, run_id: int, slices: tuple[tuple[str, str], ...]) -> list[SliceScore]:
+    ws = shared_workspace(path).cursor()
+    run = ws.runs.get(run_id)
+    if run is None:
+        return []
+    indices: dict[str, list[int] | str] = {}
+    for name, predicate in slices:
+        try:
+            indices[name] = ws.slices.indices(run.dataset_id, predicate)
+        except SliceError as exc:
+            indices[name] = str(exc)
+    return slice_scores(run_evaluation_cached(path, run_id), slices, indices)
+
+
+@st.cache_data(max_entries=64, show_spinner="Scoring the slices…")
+def slice_table(path: str, run_id: int, slices: tuple[tuple[str, str], ...]) -> list[SliceScore]:
+    return compute_slices(path, run_id, slices)
+
+
+@dataclass(frozen=True)
+class GoldChanges:
+    """A run's score on the original and on a corrected gold, and the error rows that differ."""
+
+    headline: str
+    before: float | None
+    after: float | None
+    delta: float | None
+    examples: int
+    fixed: list[dict[str, Any]]
+    new: list[dict[str, Any]]
+
+
+def compute_gold_changes(path: str, run_id: int, version: str | None) -> GoldChanges:
+    from cblue_core.annotation.rescore import error_changes
+
+    ch = error_changes(shared_workspace(path).cursor(), run_id, version)
+    return GoldChanges(ch.headline, ch.before, ch.after, ch.delta, len(ch.examples), ch.fixed, ch.new)
+
+
+@st.cache_data(max_entries=32, show_spinner="Re-scoring on the corrected gold…")
+def gold_changes(path: str, run_id: int, version: str | None, head_event: int) -> GoldChanges:
+    """``head_event`` (the newest annotation event of the split) keys the cache: a new
+    correction gives a new key, so the page never shows scores of an older gold."""
+    return compute_gold_changes(path, run_id, version)

@@ -1,0 +1,89 @@
+"""The Errors page runs only the open tab, and derives each run's buckets, slice scores and
+corrected-gold scores once (spies count the computations; nothing is timed). Scores on
+corrected gold are recomputed when the gold changes."""
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_pages.errors_tabs import derived
+from cblue_core.annotation.model import Annotation
+from cblue_core.ingest import bootstrap_sample_data
+from cblue_core.runs import import_run
+from cblue_core.store.workspace import connect
+from tests.app_pages.conftest import APP
+from tests.app_pages.test_runs_errors_compare import SAMPLE_DATA
+
+
+@pytest.fixture
+def db(tmp_path, monkeypatch):
+    path = tmp_path / "derived.duckdb"
+    ws = connect(path)
+    bootstrap_sample_data(ws, SAMPLE_DATA)
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
+    run = import_run(ws, did, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json", name="A").run_id
+    ws.slices.save("nested", "nesting_depth >= 2", "CMeEE")
+    ws.close()
+    monkeypatch.setenv("CBLUE_STUDIO_DB", str(path))
+    for cached in (derived.buckets, derived.slice_table, derived.gold_changes):
+        cached.clear()
+    return {"path": path, "run": run, "did": did}
+
+
+@pytest.fixture
+def spies(monkeypatch):
+    calls = {"buckets": 0, "slices": 0, "gold": 0}
+    for name, fn in (("buckets", "compute_buckets"), ("slices", "compute_slices"), ("gold", "compute_gold_changes")):
+        real = getattr(derived, fn)
+
+        def spy(*args, _real=real, _name=name, **kwargs):
+            calls[_name] += 1
+            return _real(*args, **kwargs)
+        monkeypatch.setattr(derived, fn, spy)
+    return calls
+
+
+def open_errors(run: int, tab: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("app_pages/errors.py")
+    at.query_params["run"] = str(run)
+    if tab:
+        at.query_params["tab"] = tab
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_only_the_open_tab_runs(db, spies):
+    at = open_errors(db["run"])
+    assert spies == {"buckets": 0, "slices": 0, "gold": 0}
+    assert at.query_params["tab"] == "labels"
+    at.session_state["err_tab"] = "Buckets"
+    at.run()
+    assert spies["buckets"] == 1 and spies["slices"] == 0 and at.query_params["tab"] == "buckets"
+    assert at.get("plotly_chart")                      # the bucket charts are drawn
+
+
+def test_derived_data_is_computed_once_per_run(db, spies):
+    for _ in range(3):                                 # three visitors, three fresh sessions
+        open_errors(db["run"], "buckets")
+        open_errors(db["run"], "slices")
+    assert spies["buckets"] == 1 and spies["slices"] == 1
+
+
+def test_corrected_gold_scores_follow_the_gold(db, spies):
+    ws = connect(db["path"])
+    current, rev = ws.annotations.current(db["did"], 0)
+    ws.annotations.save(db["did"], 0, Annotation(spans=current.spans[1:]), author="t", base_revision=rev)
+    ws.close()
+    open_errors(db["run"], "gold")
+    open_errors(db["run"], "gold")
+    assert spies["gold"] == 1
+    ws = connect(db["path"])
+    current, rev = ws.annotations.current(db["did"], 1)
+    ws.annotations.save(db["did"], 1, Annotation(spans=current.spans[1:]), author="t", base_revision=rev)
+    ws.close()
+    at = open_errors(db["run"], "gold")                # a new correction: a new key, recomputed
+    assert spies["gold"] == 2
+    assert any(m.label.startswith("f1 on current") for m in at.metric)
