@@ -6,7 +6,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import db_path, md, pick_run, run_label, selected, shared_workspace, workspace
+from app_pages.common import (
+    db_path,
+    md,
+    overlap_warning,
+    pick_run,
+    run_label,
+    selected,
+    shared_workspace,
+    workspace,
+)
 from app_pages.html_view import show_html
 from cblue_core.render.example import example_html
 from cblue_core.runs import compare_runs
@@ -47,16 +56,20 @@ except WorkspaceError as exc:
     st.error(md(exc))
     st.stop()
 
+overlap_warning(run_a)
+overlap_warning(run_b)
 d = cmp.overall
-m = st.columns(4)
+m = st.columns(3)
 m[0].metric(f"A {md(cmp.metric)}", f"{d.a:.4f}")
 m[1].metric(f"B {md(cmp.metric)}", f"{d.b:.4f}", delta=f"{d.delta:+.4f}")
-m[2].metric("95% CI of B − A", f"{d.low:+.4f} … {d.high:+.4f}")
-m[3].metric("p-value (paired bootstrap)", f"{d.p_value:.3f}")
+m[2].metric("Paired bootstrap", md(d.p_text), help="the share of resamples in which B − A changes sign")
+# The interval on a line of its own: a metric tile cuts long values off.
+st.markdown(f"**B − A** = {d.delta:+.4f}, 95% CI [{d.low:+.4f}, {d.high:+.4f}], {md(d.p_text)} "
+            f"({d.examples:,} examples)")
 
 rows = [d] + cmp.slices
 st.dataframe(pd.DataFrame([{"slice": r.slice, "examples": r.examples, "A": r.a, "B": r.b,
-                            "B − A": r.delta, "CI low": r.low, "CI high": r.high, "p": r.p_value}
+                            "B − A": r.delta, "CI low": r.low, "CI high": r.high, "p": r.p_text}
                            for r in rows]), hide_index=True, width="stretch")
 if not cmp.slices:
     st.caption("Save slices on the Errors page to see per-slice deltas here.")
@@ -77,11 +90,17 @@ else:
     idx = int(table.iloc[picked[0]]["idx"]) if picked else int(idxs[0])
     gold = ws.datasets.example(run_a.dataset_id, idx)
     st.markdown(f"**Example {idx:d}**")
+    marks = {run.run_id: ws.runs.error_marks(run.run_id, idx) for run in (run_a, run_b)}
+    gold_a, gold_b = marks[run_a.run_id][0], marks[run_b.run_id][0]
+    # gold: a span is marked where both runs got it wrong (what neither model handles)
+    both = {s: c for s, c in gold_a.items() if c != "correct" and gold_b.get(s, "correct") != "correct"}
     cols = st.columns(3)
     with cols[0]:
-        st.caption("gold")
-        show_html(example_html(gold, task))
+        st.caption("gold (marked: wrong in both runs)")
+        show_html(example_html(gold, task, marks=both))
     for col, run in zip(cols[1:], (run_a, run_b)):
+        g_marks, p_marks = marks[run.run_id]
         with col:
             st.caption(f"run #{run.run_id:d} {md(run.name)}")
-            show_html(example_html(ws.runs.prediction(run.run_id, idx), task))
+            show_html(example_html(ws.runs.prediction(run.run_id, idx), task,
+                                   marks={**{s: c for s, c in g_marks.items() if c == "missed"}, **p_marks}))

@@ -17,6 +17,7 @@ from app_pages.common import (
     md_name,
     model_failure,
     num,
+    overlap_warning,
     read_only,
     read_only_notice,
     run_label,
@@ -131,6 +132,7 @@ st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
 by_run = {r.run_id: r for r in runs}
 chosen = st.selectbox("Run", list(by_run), key="runs_selected", format_func=lambda i: run_label(by_run[i]))
 run = by_run[chosen]
+overlap_warning(run)
 metrics = run.metrics
 cols = st.columns(3)
 for n, (k, v) in enumerate(list(metrics.get("metrics", {}).items())[:9]):

@@ -20,6 +20,13 @@ class Delta:
     low: float
     high: float
     p_value: float
+    resamples: int = 1000
+
+    @property
+    def p_text(self) -> str:
+        """The p-value as a paper prints it: below the smallest value the bootstrap can
+        resolve (one resample in ``resamples``) it is a bound, not 0."""
+        return format_p(self.p_value, self.resamples)
 
 
 @dataclass
@@ -55,7 +62,20 @@ def _delta(name: str, a: ExampleStats, b: ExampleStats, metric: str, n_boot: int
     fa, fb = metric_fn_for(a, metric), metric_fn_for(b, metric)
     if fa is None or fb is None:   # paired_bootstrap has already refused such a metric
         raise ValueError(f"metric {metric!r} cannot be recomputed from {a!r} / {b!r}")
-    return Delta(name, a.n, evaluate(a, fa), evaluate(b, fb), res.delta, res.low, res.high, res.p_value)
+    return Delta(name, a.n, evaluate(a, fa), evaluate(b, fb), res.delta, res.low, res.high, res.p_value, n_boot)
+
+
+def format_p(p: float, resamples: int) -> str:
+    """``"p < 0.001"`` when ``p`` is under the resolution of ``resamples`` bootstrap draws, else
+    ``"p = 0.042"``.
+
+    >>> format_p(0.0, 1000), format_p(0.0421, 1000), format_p(0.0, 10000)
+    ('p < 0.001', 'p = 0.042', 'p < 0.0001')
+    """
+    floor = 1.0 / max(resamples, 1)
+    if p < floor:
+        return f"p < {floor:.{max(1, len(str(resamples)) - 1)}f}"
+    return f"p = {p:.3f}"
 
 
 def compare(stats_a: ExampleStats, stats_b: ExampleStats, metric: str, *,

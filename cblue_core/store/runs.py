@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ..records import Example, example_from_dict
+from ..records import Example, Span, example_from_dict
 from .database import Database
 
 if TYPE_CHECKING:
@@ -164,6 +164,21 @@ class RunStore:
         return self.db.execute(
             f"SELECT {', '.join(ERROR_COLUMNS)} FROM errors WHERE {' AND '.join(where)}"
             f" ORDER BY {ERROR_ROW_ORDER} LIMIT {int(limit)}", params).df()
+
+    def error_marks(self, run_id: int, idx: int) -> tuple[dict[Span, str], dict[Span, str]]:
+        """One example's error categories on its spans: (gold spans, predicted spans), for the
+        renderer's marks."""
+        gold: dict[Span, str] = {}
+        pred: dict[Span, str] = {}
+        for g_start, g_end, g_label, g_text, p_start, p_end, p_label, p_text, category in self.db.rows(
+                "SELECT gold_start, gold_end, gold_label, gold_text, pred_start, pred_end, pred_label,"
+                f" pred_text, category FROM errors WHERE run_id=? AND idx=? ORDER BY {ERROR_ROW_ORDER}",
+                [run_id, idx]):
+            if g_start is not None:
+                gold[Span(int(g_start), int(g_end), str(g_label), str(g_text))] = str(category)
+            if p_start is not None:
+                pred[Span(int(p_start), int(p_end), str(p_label), str(p_text))] = str(category)
+        return gold, pred
 
     def example_error_counts(self, run_id: int) -> dict[int, dict[str, int]]:
         """A run's error rows per example and category (the stored taxonomy rows)."""

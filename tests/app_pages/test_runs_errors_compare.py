@@ -1,6 +1,8 @@
 """Runs, Errors and Compare pages under AppTest, on a workspace with two CMeEE runs."""
 from __future__ import annotations
 
+import re
+
 import json
 
 import pytest
@@ -125,10 +127,17 @@ def test_compare_page(open_page, runs_db):
     table = at.dataframe[0].value
     overall = table.iloc[0]
     assert overall["slice"] == "all examples"
-    assert overall["CI low"] <= overall["B − A"] <= overall["CI high"] and 0 <= overall["p"] <= 1
+    assert overall["CI low"] <= overall["B − A"] <= overall["CI high"]
+    assert re.fullmatch(r"p (< 0\.001|= [01]\.\d{3})", overall["p"])
+    # the whole interval is on the page, not cut off in a metric tile
+    line = next(m.value for m in at.markdown if m.value.startswith("**B − A**"))
+    assert f"95% CI [{overall['CI low']:+.4f}, {overall['CI high']:+.4f}]" in line
     assert any(r.key == "cmp_list" for r in at.radio)
-    at.radio(key="cmp_list").set_value("B right, A wrong").run()
-    assert not at.exception and html_of(at)
+    at.radio(key="cmp_list").set_value("both wrong").run()
+    assert not at.exception
+    # gold and both predictions carry error marks (the marks' legend names the categories)
+    blocks = [e.proto.body for e in at.get("html")]
+    assert len(blocks) == 3 and sum("cbr-m-" in b for b in blocks) >= 2
 
 
 def test_corrected_gold_shows_errors_that_disappear(tmp_path, monkeypatch):
