@@ -1,9 +1,8 @@
 """Runs, Errors and Compare pages under AppTest, on a workspace with two CMeEE runs."""
 from __future__ import annotations
 
-import re
-
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
