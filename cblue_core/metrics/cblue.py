@@ -2,7 +2,7 @@
 
 ``gold`` and ``pred`` are lists of :class:`~cblue_core.records.Example` of the same length and
 order (matching predictions to gold by key is done before; a missing prediction is an empty
-Example, or one whose ``label`` is None). Definitions (benchmarks.md 1.2-1.5):
+Example, or one whose ``label`` is None). Definitions (docs/metrics.md section 1):
 
 * **CMeEE** (``spans``): micro P/R/F over (example, start, end, type) tuples, exact match.
   Nested entities are separate tuples; a tuple repeated within one sentence (same offsets and
@@ -251,7 +251,7 @@ def score_spans(task: TaskSpec, gold: Sequence[Example], pred: Sequence[Example]
         sum(len(ex.spans) - len(s) for ex, s in zip(pred, ps))
     notes.append("micro-F1 over (sentence, start, end, type), exact match; nested entities count "
                  "separately; a repeated (start, end, type) within a sentence counts once "
-                 "(leaderboard scorer unpublished: benchmarks.md 1.3)")
+                 "(leaderboard scorer unpublished: docs/metrics.md section 1)")
     if dup:
         notes.append(f"{dup} duplicated entity tuple(s) collapsed")
     return micro_from_sets(task.name, gs, ps, label_of=lambda t: t[2], notes=notes)

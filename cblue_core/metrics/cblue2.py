@@ -1,6 +1,6 @@
 """CBLUE 2.0 tasks: documented, sensible metrics.
 
-The sources give no leaderboard metric for the CBLUE 2.0 tasks (benchmarks.md 1.4; the
+The sources give no leaderboard metric for the CBLUE 2.0 tasks (docs/metrics.md section 2; the
 registry's ``metric`` strings are descriptive), so every TaskScore here says so in its notes.
 Choices:
 
@@ -61,8 +61,8 @@ __all__ = [
     "turn_keys",
 ]
 
-NO_LEADERBOARD = ("no leaderboard metric is published for this CBLUE 2.0 task (benchmarks.md "
-                  "1.4): the metric below is this project's documented choice")
+NO_LEADERBOARD = ("no leaderboard metric is published for this CBLUE 2.0 task: the metric below is "
+                  "this project's documented choice (docs/metrics.md, section 2)")
 
 
 # ---------------------------------------------------------------------- helpers

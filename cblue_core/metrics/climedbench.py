@@ -1,4 +1,4 @@
-"""CliMedBench scoring on files users bring (the questions are not public; benchmarks.md 3).
+"""CliMedBench scoring on files users bring (the questions are not public; docs/metrics.md section 4).
 
 Gold examples come from the CliMedBench codec (scenario in ``meta["scenario"]`` / ``label``,
 reference in ``target``, options in ``meta["options"]``); predictions are Examples whose

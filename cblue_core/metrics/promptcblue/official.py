@@ -7,7 +7,7 @@ exception types with the same messages (``AssertionError("sample ordering is wro
 ``results.json`` dict and returns an :class:`OfficialScore` whose :meth:`~OfficialScore.to_eval_result`
 is what ``evaluate.py`` writes, and :meth:`~OfficialScore.all_scores` what it prints.
 
-See docs/benchmarks.md 2.6-2.7 for the metric definitions and their quirks. Library
+See docs/metrics.md section 3 for the metric definitions and their quirks. Library
 behaviour is reproduced without the libraries: scikit-learn's classification_report in
 :mod:`.classification`, transformers' BasicTokenizer in :mod:`.basic_tokenizer`, rouge_chinese
 1.0.3 in :mod:`.rouge`. Messages of exceptions raised *inside* scikit-learn are not

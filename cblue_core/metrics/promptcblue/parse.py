@@ -1,7 +1,7 @@
 """The official PromptCBLUE post-processor (HEAD ``post_generate_process.py``), reimplemented.
 
 Turns generations (the ``target`` field of prompt records) into the structured answers that
-the scorer reads (``results.json``), task by task, following docs/benchmarks.md 2.4 exactly.
+the scorer reads (``results.json``), task by task, following the official post-processor exactly (docs/metrics.md section 3).
 
 Differences from the official script, all deliberate:
 

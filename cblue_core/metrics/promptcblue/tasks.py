@@ -1,4 +1,4 @@
-"""PromptCBLUE task names, orders, label lists and metric kinds (docs/benchmarks.md 2.3-2.6).
+"""PromptCBLUE task names, orders, label lists and metric kinds (docs/metrics.md section 3).
 
 Everything here is data: the post-processor (:mod:`.parse`), the official scorer
 (:mod:`.official`) and clean mode (:mod:`.clean`) read it.

@@ -6,7 +6,7 @@ A tree is a pre-order list of nodes ``{"role": "C"|"D", "logical_rel", "triples"
 (``tree_lenv_radio``, ``node_f1``, ``path_f1``) exactly as ``calc_text2dt_task_scores`` does:
 counts start at 1e-6, the edit distance and its maximum at integer 0.
 
-Behaviour kept on purpose (docs/benchmarks.md 2.6):
+Behaviour kept on purpose (docs/metrics.md section 3):
 
 * triples are lower-cased into tuples; a triple whose ``len`` is not 3 is an
   ``AssertionError("the triple format is wrong")``;
