@@ -225,7 +225,7 @@ def _axis_labels(counts: pd.DataFrame, labels: Sequence[str] | None) -> list[str
 
 
 def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = None,
-                     normalize: str | None = None, selected: tuple[str | None, str | None] | None = None,
+                     normalize: str | None = None, selected: tuple[Any, Any] | None = None,
                      top_k: int | None = None, sums: bool = True,
                      label_text: Callable[[str], str] | None = None) -> ConfusionFigure:
     """A confusion matrix of ``counts`` (columns gold_label, pred_label, n), gold down the rows,
@@ -235,7 +235,8 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
     ``normalize="row"`` colours and labels each cell by its share of the gold row. ``top_k`` keeps
     the k most frequent labels (gold plus predicted) and merges the rest into "other". ``sums``
     adds a Σ row (predicted totals) and Σ column (gold totals), clickable like any cell.
-    ``selected`` = (gold, pred), None for a Σ side, outlines that cell. ``label_text`` turns a
+    ``selected`` = (gold, pred), None (or :data:`ALL`) for a Σ side, a tuple of labels for
+    "other" (as :meth:`CellPick.filter` gives them), outlines that cell. ``label_text`` turns a
     label into the text shown (say ``task.display_label``); clicks still map back to the label.
 
     The figure is ``width`` x ``height`` pixels (cells of ``cell_px`` plus margins fitted to the
@@ -246,8 +247,8 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
     if top_k is not None and top_k < 1:
         raise ValueError(f"top_k must be at least 1, not {top_k!r}")
     counts = counts[["gold_label", "pred_label", "n"]].copy()
-    counts["gold_label"] = counts["gold_label"].astype(object)
-    counts["pred_label"] = counts["pred_label"].astype(object)
+    for side in ("gold_label", "pred_label"):              # the store's name for a missing label
+        counts[side] = counts[side].astype(object).where(counts[side].notna(), "∅")
     counts["n"] = counts["n"].astype("int64")
     axis = _axis_labels(counts, labels)
 
@@ -269,21 +270,21 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
     position = {lab: i for i, group in enumerate(members) for lab in group}
 
     # ------------------------------------------------ cell values
-    grid: dict[tuple[int, int], int] = {}
+    cell_n: dict[tuple[int, int], int] = {}
     for g, p, n in counts.itertuples(index=False):
         key = (position[g], position[p])
-        grid[key] = grid.get(key, 0) + int(n)
-    grid = {k: v for k, v in grid.items() if v > 0}
+        cell_n[key] = cell_n.get(key, 0) + int(n)
+    cell_n = {k: v for k, v in cell_n.items() if v > 0}
     gold_tot = [0] * m
     pred_tot = [0] * m
-    for (g, p), n in grid.items():
+    for (g, p), n in cell_n.items():
         gold_tot[g] += n
         pred_tot[p] += n
 
     def value(g: int, n: int) -> float:
         return n / gold_tot[g] if normalize == "row" and gold_tot[g] else float(n)
 
-    cmax = 1.0 if normalize == "row" else float(max(grid.values(), default=1))
+    cmax = 1.0 if normalize == "row" else float(max(cell_n.values(), default=1))
     positions_n = m + (1 if sums else 0)
     ticktext = [_tick(name) for name in names] + ([ALL] if sums else [])
     hover = [plot_text(name) for name in names] + (["Σ (total)"] if sums else [])
@@ -294,7 +295,7 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
 
     # ------------------------------------------------ sizes
     texts = {k: (_share_text(value(k[0], n)) if normalize == "row" else _count_text(n))
-             for k, n in grid.items()}
+             for k, n in cell_n.items()}
     total_texts = [_count_text(n) for n in gold_tot + pred_tot]
     widest = max((text_px(t, CELL_FONT) for t in [*texts.values(), *total_texts]), default=0.0)
     cell = int(max(CELL_MIN, math.ceil(widest + 8)))
@@ -314,11 +315,11 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
     height = top + bottom + positions_n * cell
 
     # ------------------------------------------------ traces
-    cells = sorted(grid)
+    cells = sorted(cell_n)
     marker_size = cell - 3
-    cell_values = [value(g, grid[(g, p)]) for g, p in cells]
+    cell_values = [value(g, cell_n[(g, p)]) for g, p in cells]
     colours = [colorscale_rgb(COLORSCALE, v / cmax if cmax else 0.0) for v in cell_values]
-    value_hover = [f"{grid[k]:,}" + (f" ({plot_text(_share_text(value(k[0], grid[k])))} of the gold row)"
+    value_hover = [f"{cell_n[k]:,}" + (f" ({plot_text(_share_text(value(k[0], cell_n[k])))} of the gold row)"
                                      if normalize == "row" else "") for k in cells]
     keep_opacity = {"marker": {"opacity": 1}}
     figure = go.Figure()
@@ -387,12 +388,14 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
                            cell_px=cell, width=width, height=height, selected=chosen, positions=position)
 
 
-def _selected_position(selected: tuple[str | None, str | None] | None, position: Mapping[str, int],
+def _selected_position(selected: tuple[Any, Any] | None, position: Mapping[str, int],
                        m: int, sums: bool) -> tuple[int, int] | None:
     if selected is None:
         return None
     out = []
     for side in selected:
+        if isinstance(side, (tuple, list)):       # the labels of "other", as CellPick gives them
+            side = side[0] if side else None
         if side in position:
             out.append(position[side])        # a label (or one merged into "other")
         elif side is None or side == ALL:

@@ -30,3 +30,28 @@ def app(workspace_file, monkeypatch):
 def html_of(at: AppTest) -> str:
     """All HTML the page rendered with st.html."""
     return "\n".join(str(getattr(e, "body", "") or getattr(e.proto, "body", "")) for e in at.get("html"))
+
+
+def matrix_click(at: AppTest, task: str, gold: str | None, pred: str | None) -> dict:
+    """What a click on the confusion-matrix cell (gold, pred) sends back (None: the Σ side),
+    read from the figure the page drew."""
+    import json
+
+    from app_pages.common import plot_text
+    from cblue_core.tasks import get_task
+
+    display = get_task(task).display_label
+
+    def shows(text: str, label: str | None) -> bool:
+        if label is None:
+            return text.startswith("Σ")
+        return text in (plot_text(display(label)), plot_text(label))
+
+    chart = next(c for c in at.get("plotly_chart") if getattr(c.proto, "id", "") and "err_cm" in c.proto.id
+                 or '"cells"' in c.proto.spec)
+    for trace in json.loads(chart.proto.spec)["data"]:
+        for data in trace.get("customdata") or []:
+            if shows(str(data[2]), gold) and shows(str(data[3]), pred):
+                return {"selection": {"points": [{"customdata": data, "x": data[1], "y": data[0]}],
+                                      "point_indices": [0], "box": [], "lasso": []}}
+    raise AssertionError(f"no cell ({gold}, {pred}) in the matrix")

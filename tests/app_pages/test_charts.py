@@ -269,6 +269,10 @@ def test_top_k_merges_the_rest_into_other():
     # a selection on a merged label outlines "other"
     sel = confusion_figure(df, labels=codes, top_k=10, selected=(cf.merged[0], cf.merged[1]))
     assert sel.selected == (10, 10)
+    # ... and so does the filter a click on "other" gives back (labels as a tuple)
+    again = cf.pick({"customdata": [10, 11]}).filter()
+    assert confusion_figure(df, labels=codes, top_k=10,
+                            selected=(again["gold_label"], again.get("pred_label"))).selected == (10, 11)
     assert_readable(cf.figure)
     # off by default
     assert confusion_figure(df, labels=codes).merged == ()
@@ -279,6 +283,8 @@ def test_labels_order_the_axes_and_empty_labels_still_show():
     cf = confusion_figure(df, labels=["c", "b", "a"])
     assert cf.labels == ("c", "b", "a", "z")          # given order, then the rest of the data
     assert cf.figure.layout.yaxis.ticktext == ("c", "b", "a", "z", ALL)
+    missing = pd.DataFrame([("a", None, 2)], columns=["gold_label", "pred_label", "n"])
+    assert confusion_figure(missing).labels == ("a", "∅")          # a missing label, as the store names it
     empty = confusion_figure(pd.DataFrame(columns=["gold_label", "pred_label", "n"]), labels=["a"])
     assert empty.labels == ("a",) and trace(empty.figure, "cells")["x"] == []
     pio.to_json(empty.figure)

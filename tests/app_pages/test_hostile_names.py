@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.runs import import_run
 from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import APP
+from tests.app_pages.conftest import APP, matrix_click
 from tests.conftest import SAMPLE_DATA
 
 RUN_NAME = "![t](http://attacker.invalid/x.png) <img src=x onerror=alert(1)> `tick"
@@ -125,9 +125,10 @@ def test_clicking_an_escaped_label_lists_its_rows(open_page, hostile_db):
     the rows of the label as stored."""
     gold, pred = hostile_db["cell"]
     at = open_page("app_pages/errors.py", {"run": str(hostile_db["evil"]), "tab": "matrix"})
-    shown = pred.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    at.session_state["err_cm"] = {"selection": {"points": [{"customdata": [gold, shown], "x": shown, "y": gold}],
-                                                "point_indices": [0], "box": [], "lasso": []}}
+    click = matrix_click(at, "CMeEE", gold, pred)     # the cell shows the label escaped
+    assert click["selection"]["points"][0]["customdata"][3] == (
+        pred.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    at.session_state["err_cm"] = click
     at.run()
     assert not at.exception, at.exception
     rows = at.dataframe(key="err_rows").value

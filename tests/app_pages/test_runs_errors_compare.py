@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.runs import import_run
 from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import APP, html_of
+from tests.app_pages.conftest import APP, html_of, matrix_click
 from tests.conftest import SAMPLE_DATA
 
 
@@ -63,8 +63,7 @@ def test_confusion_cell_clicks_through_to_examples(open_page, runs_db):
     at = open_page("app_pages/errors.py", {"run": str(runs_db["a"]), "tab": "matrix"})
     assert not at.exception
     # what a click on the (gold, pred) square sends back
-    at.session_state["err_cm"] = {"selection": {"points": [{"customdata": [gold, pred], "x": pred, "y": gold}],
-                                                "point_indices": [0], "box": [], "lasso": []}}
+    at.session_state["err_cm"] = matrix_click(at, "CMeEE", gold, pred)
     at.run()
     assert not at.exception
     rows = at.dataframe(key="err_rows").value
@@ -80,8 +79,7 @@ def test_confusion_cell_clicks_through_to_examples(open_page, runs_db):
 def test_sigma_row_selects_a_whole_gold_label(open_page, runs_db):
     gold, _ = runs_db["cell"]
     at = open_page("app_pages/errors.py", {"run": str(runs_db["a"]), "tab": "matrix"})
-    at.session_state["err_cm"] = {"selection": {"points": [{"customdata": [gold, "Σ all"]}],
-                                                "point_indices": [0], "box": [], "lasso": []}}
+    at.session_state["err_cm"] = matrix_click(at, "CMeEE", gold, None)
     at.run()
     rows = at.dataframe(key="err_rows").value
     assert set(rows["gold_label"]) == {gold} and len(set(rows["pred_label"])) >= 1
