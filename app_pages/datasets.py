@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import duckdb
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
+from app_pages.charts import bar_figure, grid, histogram_figure
 from app_pages.common import (
     md,
     page_failure,
-    plot_text,
     read_only,
     read_only_notice,
     selected,
@@ -104,29 +103,26 @@ with tab_browse:
     m[3].metric("Max nesting depth", max(stats.nesting_depths or {0: 0}))
 
     with st.expander("Summary charts", expanded=False):
-        charts = st.columns(2)
+        figures = []
         if stats.label_counts:
-            lab = pd.DataFrame({"label": [plot_text(task.display_label(k)) for k in stats.label_counts],
-                                "count": list(stats.label_counts.values())}).head(60)
-            charts[0].plotly_chart(px.bar(lab, x="count", y="label", orientation="h",
-                                          title="Labels / types").update_layout(
-                yaxis={"categoryorder": "total ascending"}, height=max(300, 18 * len(lab))),
-                key="ds_chart_labels")
-        charts[1].plotly_chart(px.histogram(pd.DataFrame({"length": stats.text_lengths}), x="length",
-                                            nbins=40, title="Text length (characters)"),
-                               key="ds_chart_length")
-        extra = []
+            figures.append(bar_figure({task.display_label(k): v for k, v in stats.label_counts.items()},
+                                      title="Labels / types", x_title="label or type", y_title="count",
+                                      sort=True))
+        figures.append(histogram_figure(stats.text_lengths, title="Text length", x_title="characters"))
         if stats.span_lengths:
-            extra.append(("Nesting depth per example", stats.nesting_depths, "depth"))
-            extra.append(("Entity length", stats.span_lengths, "characters"))
+            figures.append(bar_figure(dict(sorted(stats.nesting_depths.items())), title="Nesting depth per example",
+                                      x_title="depth (levels)", y_title="examples", horizontal=False))
+            figures.append(bar_figure(dict(sorted(stats.span_lengths.items())), title="Entity length",
+                                      x_title="characters", y_title="entities", horizontal=False))
         if any(k for k in stats.triples_per_example):
-            extra.append(("Triples per example", stats.triples_per_example, "triples"))
+            figures.append(bar_figure(dict(sorted(stats.triples_per_example.items())), title="Triples per example",
+                                      x_title="triples", y_title="examples", horizontal=False))
         if stats.sub_tasks:
-            extra.append(("Examples per sub-task", stats.sub_tasks, "sub-task"))
-        for n, (title, counts, xname) in enumerate(extra):
-            frame = pd.DataFrame({xname: [plot_text(k) for k in counts], "examples": list(counts.values())})
-            st.columns(2)[n % 2].plotly_chart(px.bar(frame, x=xname, y="examples", title=title),
-                                              key=f"ds_chart_extra_{n}")
+            figures.append(bar_figure(stats.sub_tasks, title="Examples per sub-task", x_title="sub-task",
+                                      y_title="examples", sort=True))
+        for row in grid(len(figures)):          # a tidy grid: full rows of equal columns
+            for col, n in zip(st.columns(2), row):
+                col.plotly_chart(figures[n], key=f"ds_chart_{n}")
 
     st.subheader("Search and filter")
     f1, f2, f3 = st.columns([2, 2, 1])
