@@ -28,7 +28,7 @@ def test_greedy_cover_of_every_type():
     picked = curated_indices(examples, k=3)
     assert picked[0] == 3                                            # three new types at once
     assert set(picked) >= {2}                                        # then the one adding dru
-    covered = set().union(*(set(t.type for t in examples[i].spans) for i in picked))
+    covered = set().union(*({t.type for t in examples[i].spans} for i in picked))
     assert covered == {"dis", "sym", "bod", "dru"}                   # ite only in a short text
 
 
