@@ -145,7 +145,14 @@ def user_name() -> str:
     return st.session_state.get("user_name") or os.environ.get("USER", "") or "anonymous"
 
 
+def demo_mode() -> bool:
+    """The clinician demo (``?demo=1``): a clean surface without developer controls."""
+    return st.query_params.get("demo") == "1"
+
+
 def sidebar() -> None:
+    if demo_mode():
+        return          # the demo shows task and model on its page, nothing else
     with st.sidebar:
         st.text_input("Workspace file", value=str(default_db_path()), key="db_path",
                       disabled=read_only(),

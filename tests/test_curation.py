@@ -44,3 +44,10 @@ def test_exclusion_seed_and_determinism():
 def test_labels_and_predicates_count_as_types():
     examples = [sent(0, LONG, label="A"), sent(1, LONG, label="B"), sent(2, LONG, predicates=["并发症"])]
     assert set(curated_indices(examples, k=3)) == {0, 1, 2}
+
+
+def test_query_tasks_use_the_query_rule():
+    queries = [sent(0, "糖尿病人能喝牛奶吗", label="注意事项"), sent(1, "头痛", label="病情诊断"),
+               sent(2, "感冒发烧吃什么药好得快", label="治疗方案")]
+    assert curated_indices(queries) == []                               # no sentence ends in 。
+    assert set(curated_indices(queries, queries=True)) == {0, 2}        # "头痛" is too short

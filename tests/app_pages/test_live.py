@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_pages.live_page.inputs import CURATED, DATASET
 from tests.app_pages.conftest import APP, html_of
 
 QIC = ["病情诊断", "病因分析", "治疗方案", "就医建议", "指标解读", "疾病表述", "后果表述", "注意事项",
@@ -66,7 +67,7 @@ def test_predicts_typed_text(live):
 
 def test_dataset_example_shows_gold_beside_prediction(live):
     at = choose_tiny(live())
-    at.radio(key="live_source").set_value("Dataset example").run()
+    at.radio(key="live_source").set_value(DATASET).run()
     at.button(key="live_run").click().run()
     assert not at.exception and not at.error
     assert html_of(at).count("cbr") > 0 and len(at.get("html")) >= 2
@@ -76,7 +77,7 @@ def test_demo_mode_notice_and_no_json(live):
     at = choose_tiny(live({"demo": "1"}))
     assert at.toggle(key="live_demo").value
     assert any("not for clinical use" in w.value for w in at.warning)
-    at.radio(key="live_source").set_value("Curated case").run()
+    at.radio(key="live_source").set_value(CURATED).run()
     at.button(key="live_run").click().run()
     assert not at.exception and not at.error
     assert not at.json and not at.get("code")
@@ -118,3 +119,40 @@ def test_builtin_relation_model_shows_triples_with_scores(live):
     assert list(frame.columns) == ["subject", "predicate", "object", "score"]
     assert len(frame) and ((frame.score > 0) & (frame.score <= 1)).all()
     assert "发热" in set(frame.object) and set(frame.subject) == {"肺炎"}
+
+
+def test_demo_is_a_clean_surface(live):
+    at = live({"demo": "1"})
+    assert not at.exception
+    # no developer controls: workspace, device, model folders, author name
+    assert not [w for w in at.text_input if w.key in ("db_path", "model_dirs", "user_name")]
+    assert not [w for w in at.selectbox if w.key == "device"]
+    assert not at.metric                                         # no latency or load figures
+    assert at.selectbox(key="live_task").value == "CMeEE"        # opens on nested entities
+
+
+def test_live_opens_on_cmeee(live):
+    at = live()
+    assert at.selectbox(key="live_task").value == "CMeEE"
+
+
+def test_demo_curated_cases_follow_the_rule_and_marks_show(live, workspace_file):
+    from app_pages.common import shared_workspace
+    from cblue_core.curation import curated_indices
+    from cblue_core.models.provenance import overlapping, read_training_records
+
+    at = live({"demo": "1"})
+    at.radio(key="live_source").set_value(CURATED).run()
+    options = at.selectbox(key="live_example").options
+    ws = shared_workspace(str(workspace_file)).cursor()     # the app's own connection to the file
+    dev = ws.datasets.find("CMeEE", "dev")
+    examples = ws.datasets.examples(dev.dataset_id)
+    records = read_training_records(Path(APP).parent / "models" / "cmeee")
+    seen = {examples[i].index for i in overlapping(examples, records or frozenset())}
+    expected = curated_indices(examples, exclude=seen)
+    assert [int(o.split(":")[0]) for o in options] == expected and expected
+    at.button(key="live_run").click().run()
+    assert not at.exception
+    verdicts = [m.value for m in at.success] + [m.value for m in at.warning if "gold" in m.value]
+    assert any("matches the gold" in v or "differs from the gold" in v for v in verdicts)
+    assert "cbr-m-" in html_of(at)                               # right and wrong marked on spans

@@ -1,0 +1,51 @@
+"""Live: type or pick a text, choose a model and a device, see the prediction with the same
+renderer as the Datasets page, its latency, and the gold beside it for a dataset example.
+
+Demo mode (``?demo=1``) is its own surface for clinicians: large Chinese-first type with English
+beside, curated cases chosen by a written rule (cblue_core.curation), right and wrong marked
+against the gold, a research-prototype notice, a warning before text that looks like patient
+identifiers, and no developer controls, latency figures or raw JSON.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from app_pages.common import available_models, md, workspace
+from app_pages.live_page import inputs, output
+from cblue_core.tasks import get_task
+
+DEMO_PARAM = "demo"
+
+
+def is_demo() -> bool:
+    return st.query_params.get(DEMO_PARAM) == "1"
+
+
+def render() -> None:
+    ws = workspace()
+    demo = st.toggle("Demo mode for clinicians / 演示模式", key="live_demo", value=is_demo())
+    st.query_params[DEMO_PARAM] = "1" if demo else "0"
+    if demo:
+        st.markdown("<div style='font-size:1.8rem;font-weight:600'>医学文本智能分析演示</div>"
+                    "<div style='font-size:1.1rem;color:#555'>Clinical text analysis demo</div>",
+                    unsafe_allow_html=True)
+        st.warning("研究原型，不可用于临床诊断或治疗决策。Research prototype, not for clinical use.",
+                   icon=":material/science:")
+    else:
+        st.title("Live prediction")
+    found = available_models()
+    unusable = [m for m in found if not m.ok and m.source == "user"]
+    if unusable and not demo:
+        st.warning("Some model folders cannot be used: " + "; ".join(md(m.problem) for m in unusable))
+    models = [m for m in found if m.ok and m.task]
+    if not models:
+        st.error("No model is available: the built-in models are missing from models/, and no user "
+                 "folder is set (sidebar or $CBLUE_STUDIO_MODELS).")
+        st.stop()
+    info = inputs.pick_model(models, demo)
+    task = get_task(info.task)
+    example, gold = inputs.pick_input(ws, task, info, demo)
+    allowed = inputs.confirm_identifiers(example)
+    typed = (example.text + (example.text2 or "")).strip()
+    if st.button("分析 / Predict", type="primary", key="live_run", disabled=not typed or not allowed):
+        output.predict_and_show(info, task, example, gold, demo)

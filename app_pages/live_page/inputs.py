@@ -1,0 +1,96 @@
+"""The Live page's inputs: task and model, the text (typed, a curated case, a dataset example)
+and the patient-identifier check."""
+from __future__ import annotations
+
+import streamlit as st
+
+from app_pages.common import db_path, md
+from app_pages.html_view import show_html
+from cblue_core.curation import RULE, curated_indices
+from cblue_core.models.base import model_input
+from cblue_core.models.provenance import overlapping, read_training_records
+from cblue_core.privacy import find_identifiers
+from cblue_core.records import Example
+from cblue_core.render.example import example_html
+from cblue_core.tasks import REGISTRY, Kind, TaskSpec, get_task
+
+# CMeEE first: the demo opens on nested entities, the benchmark's headline task.
+PREFERRED = ("CMeEE", "CMeIE", "CHIP-CDN", "CHIP-CTC", "KUAKE-QIC", "CHIP-STS", "KUAKE-QQR", "KUAKE-QTR")
+TYPE, CURATED, DATASET = "Type or paste / 输入文本", "Curated case / 精选病例", "Dataset example / 数据集样例"
+
+
+def _task_order(task: str) -> tuple[int, int]:
+    return (PREFERRED.index(task) if task in PREFERRED else len(PREFERRED), list(REGISTRY).index(task))
+
+
+def pick_model(models, demo: bool):
+    tasks = sorted({m.task for m in models}, key=_task_order)
+    wanted = st.query_params.get("task")
+    if "live_task" not in st.session_state and wanted in tasks:
+        st.session_state.live_task = wanted
+    c1, c2 = st.columns(2)
+    task_name = c1.selectbox("任务 / Task", tasks, key="live_task",
+                             format_func=lambda t: f"{REGISTRY[t].description} · {t}")
+    st.query_params["task"] = task_name
+    task_models = {m.name: m for m in models if m.task == task_name}
+    shown = (lambda n: n) if demo else (lambda n: f"{n} ({task_models[n].source})")
+    name = c2.selectbox("模型 / Model", list(task_models), key="live_model", format_func=shown)
+    return task_models[name]
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def curated_cases(path: str, dataset_id: int, sha256: str, model_folder: str, task_name: str) -> list[int]:
+    """The rule's cases of one dev file for one model (keyed by the file's content hash: the
+    same file gives the same cases in any workspace)."""
+    from app_pages.common import shared_workspace
+
+    examples = shared_workspace(path).cursor().datasets.examples(dataset_id)
+    records = read_training_records(model_folder)
+    seen = {examples[i].index for i in overlapping(examples, records)} if records else set()
+    queries = get_task(task_name).kind in (Kind.CLASSIFICATION, Kind.PAIR)
+    return curated_indices(examples, exclude=seen, queries=queries)
+
+
+def pick_input(ws, task: TaskSpec, info, demo: bool) -> tuple[Example, Example | None]:
+    """(what the model sees, the gold when the text is a dataset example)."""
+    dev = ws.datasets.find(task.name, "dev")
+    choices = [TYPE] + ([CURATED if demo else DATASET] if dev is not None else [])
+    source = st.radio("输入 / Input", choices, horizontal=True, key="live_source", format_func=md)
+    if source == TYPE:
+        text = st.text_area("文本 / Text", key="live_text", height=120,
+                            placeholder="例如：患者因反复咳嗽伴发热3天入院，胸部CT提示右下肺炎。")
+        text2 = st.text_area("第二句 / Second text", key="live_text2", height=80) if task.kind is Kind.PAIR else ""
+        return Example(key="live", index=0, text=text, text2=text2), None
+    assert dev is not None
+    if demo:
+        idxs = curated_cases(db_path(), dev.dataset_id, dev.sha256, str(info.path), task.name)
+        if not idxs:
+            st.info("No case of this split fits the demo's rule.")
+            st.stop()
+        st.caption(f"精选病例 chosen by rule: {md(RULE)}")
+    else:
+        idxs = list(range(dev.records))
+    heads = {i: (ws.datasets.example(dev.dataset_id, i).text or "")[:60] for i in idxs[:2000]} if demo else None
+    if heads is None:
+        page = ws.datasets.query(dev.dataset_id, limit=dev.records).rows
+        heads = dict(zip(page["idx"].tolist(), page["text"].str.slice(0, 60).tolist()))
+    idx = st.selectbox("病例 / Example", list(heads), key="live_example",
+                       format_func=lambda i: f"{i}: {heads[i]}")
+    gold = ws.datasets.example(dev.dataset_id, int(idx))
+    example = model_input(task, gold)
+    if not demo:
+        show_html(example_html(example, task))
+    return example, gold
+
+
+def confirm_identifiers(example: Example) -> bool:
+    """Warn before running text that looks like it holds patient identifiers; True when it may
+    run (nothing found, or the user confirmed)."""
+    hits = find_identifiers(example.text + "\n" + (example.text2 or ""))
+    if not hits:
+        return True
+    kinds = "、".join(sorted({h.label for h in hits}))
+    st.warning(f"文本中可能含有患者身份信息 ({md(kinds)})。The text seems to contain patient "
+               "identifiers: remove them, or confirm that this text may be processed.")
+    return st.checkbox("确认无真实患者信息 / I confirm this text contains no real patient data",
+                       key="live_confirm")
