@@ -141,6 +141,11 @@ def plot_labels(values) -> dict[str, str]:
     return {plot_text(v): v for v in values}
 
 
+def counted(n: int, noun: str) -> str:
+    """'1 row', '2 rows', '1,204 matching examples' (Markdown-safe)."""
+    return f"{int(n):,} {md(noun)}" if n == 1 else f"{int(n):,} {md(noun)}s"
+
+
 def user_name() -> str:
     return st.session_state.get("user_name") or os.environ.get("USER", "") or "anonymous"
 

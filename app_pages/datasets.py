@@ -11,6 +11,7 @@ import streamlit as st
 
 from app_pages.charts import bar_figure, grid, histogram_figure
 from app_pages.common import (
+    counted,
     md,
     page_failure,
     read_only,
@@ -141,9 +142,11 @@ with tab_browse:
                                nested_only=nested, predicate=predicate,
                                limit=PAGE_SIZE, offset=(page_no - 1) * PAGE_SIZE)
     if result.error:
-        st.error(f"Filter not applied: {md(result.error)}")
+        st.error(f"Filter not applied: {md(result.error)}. Showing the examples without it.")
+        result = ws.datasets.query(info.dataset_id, substring=substring, regex=regex, types=types,
+                                   nested_only=nested, limit=PAGE_SIZE, offset=(page_no - 1) * PAGE_SIZE)
     pages = max(1, -(-result.total // PAGE_SIZE))
-    st.caption(f"{result.total:,} matching examples · page {min(page_no, pages):d} of {pages:d}")
+    st.caption(f"{counted(result.total, 'matching example')} · page {min(page_no, pages):d} of {pages:d}")
     table = result.rows[["idx", "text", "text2", "label", "n_spans", "n_triples", "nesting_depth",
                          "text_length"]].copy()
     table = table.loc[:, [c for c in table.columns if table[c].astype(str).str.len().sum() > 0 or c == "idx"]]

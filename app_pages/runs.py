@@ -30,7 +30,10 @@ from cblue_core.tasks import REGISTRY
 ws = workspace()
 st.title("Runs")
 
-datasets = [d for d in ws.datasets.all() if d.annotations > 0 or d.task == "MedDG"]
+# Registry order (CMeEE first), not alphabetical: the splits people score most come first.
+datasets = sorted((d for d in ws.datasets.all() if d.annotations > 0 or d.task == "MedDG"),
+                  key=lambda d: (list(REGISTRY).index(d.task) if d.task in REGISTRY else len(REGISTRY),
+                                 d.split != "dev", d.dataset_id))
 
 
 def pick_split(candidates, key: str) -> int:
@@ -41,7 +44,9 @@ def pick_split(candidates, key: str) -> int:
         f"{by_id[i].task} · {by_id[i].split} · #{i} {by_id[i].name} ({by_id[i].records} examples)"))
 
 
-with st.expander("Import a predictions file", expanded=not ws.runs.all()):
+# Open on a fresh workspace; then as the user left it (the first import must not fold it away).
+with st.expander("Import a predictions file", key="runs_import_open",
+                 expanded=st.session_state.setdefault("runs_import_first", not ws.runs.all())):
     if not datasets:
         st.info("No labelled split in the workspace yet.")
     else:

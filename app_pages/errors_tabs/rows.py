@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import md, selected
+from app_pages.common import counted, md, selected
 from app_pages.errors_tabs.state import EXAMPLE_KEY, FILTER_KEY
 from app_pages.html_view import show_html
 from cblue_core.records import Span
@@ -27,7 +27,8 @@ def render(ws, run) -> None:
         rows = ws.runs.error_rows(run.run_id, limit=2000, **flt)
         if idx_in is not None:
             rows = rows[rows["idx"].isin(idx_in) & (~rows["category"].isin(CORRECT))]
-        st.caption(f"{len(rows):d} rows in {(int(rows['idx'].nunique()) if len(rows) else 0):d} examples")
+        shown = int(rows["idx"].nunique()) if len(rows) else 0
+        st.caption(f"{counted(len(rows), 'row')} in {counted(shown, 'example')}")
         view = rows[["idx", "category", "gold_label", "pred_label", "gold_text", "pred_text"]]
         event = st.dataframe(view, hide_index=True, width="stretch", on_select="rerun",
                              selection_mode="single-row", key="err_rows")

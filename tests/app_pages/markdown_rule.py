@@ -29,7 +29,7 @@ MARKDOWN_KEYWORDS = {"help"}
 PROGRESS_CALLS = {"progress"}      # st.progress(value, text=...): only `text` is Markdown
 # Functions whose result is safe to put in Markdown (from app_pages.common; a page that defines or
 # assigns a name of its own with one of these names gets no trust for it).
-SAFE_CALLS = {"md", "md_name", "num", "pct"}
+SAFE_CALLS = {"md", "md_name", "num", "pct", "counted"}
 SAFE_MODULE = "app_pages.common"
 SAFE_FILE = "app_pages/common.py"
 # Format specs that only numbers accept (a string would raise), e.g. `{n:,}` or `{f:.3f}`.
