@@ -82,27 +82,65 @@ white-space:pre-wrap}
 .cbr .cbr-sp-other{align-self:flex-start;background:#f6f8fa}
 .cbr .cbr-who{font-size:.75em;font-weight:600;color:#57606a;margin-bottom:.1em}
 .cbr .cbr-cmp-h{font-weight:700;margin:.5em 0 .2em;padding-bottom:.1em;border-bottom:2px solid #d0d7de}
-.cbr .cbr-rels{display:flex;flex-direction:column;gap:.2em;margin:.2em 0}
-.cbr .cbr-rel{display:flex;flex-wrap:wrap;align-items:flex-end;gap:.2em .6em;padding:.1em 0;
-border-bottom:1px dashed #eaeef2}
-.cbr .cbr-rel-n{font-size:.75em;color:#57606a;min-width:1.6em;align-self:center}
-.cbr .cbr-arc{display:inline-grid;grid-template-columns:auto auto auto;padding-top:1.45em;
---cbr-arc:#57606a}
-.cbr .cbr-arc>div{position:relative}
-.cbr .cbr-arc-s::before,.cbr .cbr-arc-o::before,.cbr .cbr-arc-p::before{content:"";
-position:absolute;top:-.75em;height:.75em;border-top:2px solid var(--cbr-arc)}
-.cbr .cbr-arc-s::before{left:50%;right:0;border-left:2px solid var(--cbr-arc);
-border-top-left-radius:.7em}
-.cbr .cbr-arc-o::before{left:0;right:50%;border-right:2px solid var(--cbr-arc);
-border-top-right-radius:.7em}
-.cbr .cbr-arc-o::after{content:"";position:absolute;right:calc(50% - .32em);top:-.3em;
-border-left:.32em solid transparent;border-right:.32em solid transparent;
-border-top:.45em solid var(--cbr-arc)}
-.cbr .cbr-arc-p::before{left:0;right:0;height:0}
-.cbr .cbr-arc-p{padding:0 .5em;min-width:2em}
-.cbr .cbr-arc-lbl{display:block;position:relative;margin-top:-1.32em;font-size:.78em;line-height:1.3;max-width:16em;
-text-align:center;padding:0 .35em;background:#fff;color:#24292f;font-weight:600}
-.cbr .cbr-arc .cbr-chip{margin:0;max-width:18em}
+.cbr .cbr-rl{overflow-x:auto;overflow-y:hidden;margin:.2em 0 .3em;padding:.15em 0 .1em;--cbr-arc:#57606a}
+.cbr .cbr-rl-line{margin:0 0 .4em}
+.cbr .cbr-rl-arcs{padding-bottom:.45em}
+.cbr .cbr-rl-row{height:1.3em;white-space:nowrap;line-height:0}
+.cbr .cbr-rl-gap,.cbr .cbr-rl-slot{display:inline-block;vertical-align:top;height:0}
+.cbr .cbr-rl-arc{display:block;position:relative;height:0;margin-top:.6em;box-sizing:content-box;
+border:2px solid var(--cbr-arc);border-bottom:0;border-radius:.6em .6em 0 0}
+.cbr .cbr-rl-arc:hover{--cbr-arc:#1f2328;z-index:3}
+.cbr .cbr-rl-nl{border-left:0;border-top-left-radius:0}
+.cbr .cbr-rl-nr{border-right:0;border-top-right-radius:0}
+.cbr .cbr-rl-al::after,.cbr .cbr-rl-ar::after{content:"";position:absolute;bottom:-.02em;width:0;height:0;
+box-sizing:content-box;border-left:.27em solid transparent;border-right:.27em solid transparent;
+border-top:.5em solid var(--cbr-arc)}
+.cbr .cbr-rl-al::after{left:calc(-.27em - 1px)}
+.cbr .cbr-rl-ar::after{right:calc(-.27em - 1px)}
+.cbr .cbr-rl-at{position:absolute;left:0;top:0;height:0}
+.cbr .cbr-rl .cbr-rl-lbl{position:absolute;left:100%;right:auto;top:-.84em;transform:translateX(-50%);
+font-size:.72em;line-height:1.3;padding:0 .4em;white-space:nowrap;background:#fff;color:#1f2328;
+border:1px solid var(--cbr-arc);border-radius:.7em;z-index:2;font-weight:600}
+.cbr .cbr-rl .cbr-m-spurious .cbr-rl-lbl{text-decoration:none}
+.cbr .cbr-rl-leg{position:absolute;left:0;top:0;bottom:0;border-right:2px solid var(--cbr-arc)}
+.cbr .cbr-rl-lega::after{content:"";position:absolute;bottom:-.02em;right:calc(-.27em - 1px);width:0;height:0;
+box-sizing:content-box;border-left:.27em solid transparent;border-right:.27em solid transparent;
+border-top:.5em solid var(--cbr-arc)}
+.cbr .cbr-rl-cont{position:absolute;top:-.62em;font-size:.8em;line-height:1;padding:0 .1em;
+background:#fff;color:var(--cbr-arc);font-weight:700}
+.cbr .cbr-rl-cont::before{content:"»"}
+.cbr .cbr-rl-cl{left:-.15em}
+.cbr .cbr-rl-cr{right:-.15em}
+.cbr .cbr-rl-txt{white-space:nowrap;padding-left:1em;line-height:1.5;min-height:1.5em;tab-size:1}
+.cbr .cbr-rl-r{display:inline-block;position:relative;height:1.5em;vertical-align:top;white-space:pre;
+overflow:visible}
+.cbr .cbr-rl-n{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono","Liberation Mono",
+monospace}
+.cbr .cbr-rl-n .cbr-lbl{font-family:system-ui,-apple-system,"Noto Sans CJK SC",sans-serif}
+.cbr .cbr-rl-hl{background:var(--cbr-bg)}
+.cbr .cbr-rl-unused{border-top-style:dashed;opacity:.6}
+.cbr .cbr-rl-sw{display:inline-block;width:1.8em;height:.6em;margin-right:.35em;vertical-align:middle;
+box-sizing:content-box;border:2px solid var(--cbr-arc);border-bottom:0;border-radius:.45em .45em 0 0}
+.cbr .cbr-rl-arc.cbr-m-missed,.cbr .cbr-rl-sw.cbr-m-missed{border-style:dashed;opacity:.6}
+.cbr .cbr-rl-arc.cbr-m-spurious,.cbr .cbr-rl-sw.cbr-m-spurious{border-style:dotted;border-width:3px 3px 0;
+--cbr-arc:#D55E00}
+.cbr .cbr-rl-arc.cbr-m-wrong_type,.cbr .cbr-rl-sw.cbr-m-wrong_type{border-style:dashed;--cbr-arc:#C98A00}
+.cbr .cbr-rl-arc.cbr-m-wrong_boundary,.cbr .cbr-rl-sw.cbr-m-wrong_boundary{border-style:dotted;
+border-width:3px 3px 0;--cbr-arc:#C98A00}
+.cbr .cbr-rl-arc.cbr-m-wrong_both,.cbr .cbr-rl-sw.cbr-m-wrong_both{border-style:double;border-width:4px 4px 0;
+--cbr-arc:#C98A00}
+.cbr .cbr-rl-arc.cbr-m-other,.cbr .cbr-rl-sw.cbr-m-other{border-style:dotted}
+.cbr .cbr-rl-arc.cbr-m-correct,.cbr .cbr-rl-sw.cbr-m-correct{--cbr-arc:#117733}
+.cbr .cbr-rl-nl.cbr-m-spurious,.cbr .cbr-rl-nl.cbr-m-wrong_boundary,.cbr .cbr-rl-nl.cbr-m-wrong_both,
+.cbr .cbr-rl-nl.cbr-m-missed,.cbr .cbr-rl-nl.cbr-m-wrong_type,.cbr .cbr-rl-nl.cbr-m-other{border-left:0}
+.cbr .cbr-rl-nr.cbr-m-spurious,.cbr .cbr-rl-nr.cbr-m-wrong_boundary,.cbr .cbr-rl-nr.cbr-m-wrong_both,
+.cbr .cbr-rl-nr.cbr-m-missed,.cbr .cbr-rl-nr.cbr-m-wrong_type,.cbr .cbr-rl-nr.cbr-m-other{border-right:0}
+.cbr .cbr-m-missed>.cbr-rl-leg,.cbr .cbr-m-wrong_type>.cbr-rl-leg{border-right-style:dashed}
+.cbr .cbr-m-spurious>.cbr-rl-leg,.cbr .cbr-m-wrong_boundary>.cbr-rl-leg{border-right:3px dotted var(--cbr-arc)}
+.cbr .cbr-m-wrong_both>.cbr-rl-leg{border-right:4px double var(--cbr-arc)}
+.cbr .cbr-m-other>.cbr-rl-leg{border-right-style:dotted}
+.cbr .cbr-rl-tab td{vertical-align:middle}
+.cbr .cbr-rl-tab .cbr-chip{margin:0 .2em 0 0}
 .cbr .cbr-missing{border-style:dashed!important;background:#fff!important;color:#82071e}
 .cbr .cbr-num{font-size:.72em;font-weight:700;color:#57606a;margin-right:.25em}
 .cbr .cbr-depth{display:inline-block}

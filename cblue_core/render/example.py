@@ -12,12 +12,13 @@ from ..records import Example, Span
 from ..tasks import Kind, TaskSpec
 from . import kinds
 from .base import RenderContext, document, esc
+from .relations import relation_marks, render_relations
 
 Renderer = Callable[[Example, TaskSpec, RenderContext], str]
 
 RENDERERS: dict[Kind, Renderer] = {
     Kind.SPANS: kinds.render_spans,
-    Kind.RELATIONS: kinds.render_relations,
+    Kind.RELATIONS: render_relations,
     Kind.NORMALIZATION: kinds.render_normalization,
     Kind.CLASSIFICATION: kinds.render_classification,
     Kind.PAIR: kinds.render_pair,
@@ -54,12 +55,20 @@ def example_html(example: Example, task: TaskSpec, *, big: bool = False,
 def comparison_html(gold: Example, pred: Example, task: TaskSpec, *,
                     marks: Mapping[Span, str] | None = None, big: bool = False) -> str:
     """Gold above prediction, both with the kind's renderer; ``marks`` apply to both (a gold
-    span marked ``missed`` shows in the gold view, a ``spurious`` one in the prediction view)."""
+    span marked ``missed`` shows in the gold view, a ``spurious`` one in the prediction view).
+    Relations are marked on their arcs by matching the gold and predicted triples
+    (:func:`~cblue_core.render.relations.relation_marks`)."""
     marks = dict(marks or {})
     ctx = RenderContext(big=big, marks=marks)
     render = renderer_for(task)
-    out = ['<div class="cbr-cmp-h">标准答案 / Gold</div>', render(gold, task, ctx),
-           '<div class="cbr-cmp-h">模型预测 / Prediction</div>', render(pred, task, ctx)]
+    if task.kind is Kind.RELATIONS:  # triples carry no offsets: their marks come from matching them
+        gmarks, pmarks = relation_marks(gold.triples, pred.triples)
+        gold_html = render_relations(gold, task, ctx, marks=gmarks)
+        pred_html = render_relations(pred, task, ctx, marks=pmarks)
+    else:
+        gold_html, pred_html = render(gold, task, ctx), render(pred, task, ctx)
+    out = ['<div class="cbr-cmp-h">标准答案 / Gold</div>', gold_html,
+           '<div class="cbr-cmp-h">模型预测 / Prediction</div>', pred_html]
     if gold.label != pred.label and (gold.label or pred.label):
         out.append(f'<div class="cbr-warn">标签不一致 / labels differ: {esc(gold.label)} → '
                    f'{esc(pred.label)}</div>')
