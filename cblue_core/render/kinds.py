@@ -14,7 +14,6 @@ from .base import RenderContext, badge, chip, esc, heading, label_title, section
 from .dialogue import dialogue_body
 from .events import events_body
 from .palette import color_for
-from .relations import relations_body
 from .spans import legend_body, marks_legend_body, span_styler, spans_body, valid_spans
 from .tree import tree_body
 
@@ -49,10 +48,6 @@ def render_spans(ex: Example, task: TaskSpec, ctx: RenderContext) -> str:
     if not ex.spans:
         out += '<div class="cbr-muted">无实体 / no entities</div>'
     return out + _spans_legend(ex.text, ex.spans, task.labels, ctx.marks)
-
-
-def render_relations(ex: Example, task: TaskSpec, ctx: RenderContext) -> str:
-    return relations_body(ex.text, ex.triples, label_name=task_label_name(task))
 
 
 def render_normalization(ex: Example, task: TaskSpec, ctx: RenderContext) -> str:
