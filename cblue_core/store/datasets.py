@@ -1,6 +1,7 @@
 """Stored datasets (one per ingested file) and their examples."""
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections import OrderedDict
@@ -16,6 +17,7 @@ from ..io.codecs import DecodeContext, codec_for
 from ..io.errors import short_error
 from ..io.offsets import EXCLUSIVE, INCLUSIVE
 from ..io.validate import LoadedDataset, ValidationReport
+from ..io.writers import LINE_ENDINGS, detect_line_ending
 from ..records import Example
 from ..tasks import TaskSpec, get_task
 from .database import Database
@@ -78,12 +80,19 @@ class DatasetStore:
         return int(row[0]) if row else None
 
     def ingest(self, loaded: LoadedDataset | PreparedDataset, name: str | None = None,
-               source: str | None = None, split: str | None = None) -> IngestResult:
-        """Store a validated dataset in one transaction; the same content twice is not duplicated."""
+               source: str | None = None, split: str | None = None,
+               line_ending: str | None = None) -> IngestResult:
+        """Store a validated dataset in one transaction; the same content twice is not duplicated.
+
+        ``line_ending``: the file's ("lf", "crlf", "cr"; :func:`detect_line_ending` of its bytes),
+        for a caller that validated bytes; by default it is found when the dataset is prepared."""
         prepared = loaded if isinstance(loaded, PreparedDataset) else prepare(loaded)
         rep = prepared.report
         if not rep.ok:
             raise WorkspaceError(f"{rep.file} was refused by validation; nothing was stored")
+        if line_ending is not None and line_ending not in LINE_ENDINGS:
+            raise ValueError(f"unknown line ending {line_ending!r} (expected one of {', '.join(LINE_ENDINGS)})")
+        line_ending = line_ending or prepared.line_ending
         split = split or rep.split or "dev"
         existing = self.find_by_hash(rep.task, split, rep.sha256)
         if existing is not None:
@@ -94,10 +103,11 @@ class DatasetStore:
         with self.db.transaction():
             dataset_id = int(self.db.scalar(
                 "INSERT INTO datasets (task, split, name, source, sha256, container, offset_convention,"
-                " records, annotations, report) VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING dataset_id",
+                " records, annotations, report, line_ending) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+                " RETURNING dataset_id",
                 [rep.task, split, name or Path(rep.file).name, source or rep.file, rep.sha256,
                  rep.container, rep.offset_convention, n, rep.annotations,
-                 json.dumps(rep.to_json(), ensure_ascii=False)]))
+                 json.dumps(rep.to_json(), ensure_ascii=False), line_ending]))
             for table, arrow in tables.items():
                 self.db.insert_arrow(table, arrow, prefix_sql="? AS dataset_id,", params=[dataset_id])
         return IngestResult(dataset_id, True, n,
@@ -144,6 +154,12 @@ class DatasetStore:
         """The container the dataset's file had ("array", "lines", "object", "tsv")."""
         row = self.db.one("SELECT container FROM datasets WHERE dataset_id=?", [dataset_id])
         return str(row[0]) if row and row[0] is not None else None
+
+    def line_ending(self, dataset_id: int) -> str | None:
+        """The line ending the dataset's file had ("lf", "crlf", "cr"); None when unknown (no line
+        break, or ingested before schema 3)."""
+        row = self.db.one("SELECT line_ending FROM datasets WHERE dataset_id=?", [dataset_id])
+        return str(row[0]) if row and row[0] in LINE_ENDINGS else None
 
     def task_of(self, dataset_id: int) -> TaskSpec:
         row = self.db.one("SELECT task FROM datasets WHERE dataset_id=?", [dataset_id])
@@ -266,6 +282,7 @@ class PreparedDataset:
 
     report: ValidationReport
     columns: dict[str, dict[str, list[Any]]]
+    line_ending: str | None = None
 
     def tables(self) -> dict[str, pa.Table]:
         return {name: pa.table({k: pa.array(v, type=_column_type(k, v)) for k, v in cols.items()})
@@ -330,7 +347,30 @@ def prepare(loaded: LoadedDataset) -> PreparedDataset:
             terms["idx"].append(i)
             terms["term"].append(term)
     return PreparedDataset(loaded.report, {"examples": ex_cols, "gold_spans": spans,
-                                           "gold_triples": triples, "gold_terms": terms})
+                                           "gold_triples": triples, "gold_terms": terms},
+                           line_ending=_line_ending_of(loaded))
+
+
+_LINE_BREAK_SCAN = 50   # records whose JSON text is searched for a line break
+
+
+def _line_ending_of(loaded: LoadedDataset) -> str | None:
+    """The line ending of the file a dataset was read from: from the records' own JSON text when
+    it spans lines (a pretty-printed array), else from the file, read again when the report's
+    file is still the content that was validated (same SHA-256); None when neither tells."""
+    for text in (loaded.raw_texts or [])[:_LINE_BREAK_SCAN]:
+        found = detect_line_ending(text)
+        if found is not None:
+            return found
+    rep = loaded.report
+    path = Path(rep.file)
+    try:
+        if not rep.sha256 or not path.is_file():
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return detect_line_ending(data) if hashlib.sha256(data).hexdigest() == rep.sha256 else None
 
 
 def _types_of(ex: Example) -> list[str]:

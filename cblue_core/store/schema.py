@@ -1,7 +1,8 @@
 """The workspace schema. Every table and column the product stores is declared here."""
 
-# 1: the first schema; 2: the marker names the application (see versioning.py).
-SCHEMA_VERSION = 2
+# 1: the first schema; 2: the marker names the application (see versioning.py);
+# 3: datasets.line_ending (the line ending of the ingested file, written back by exports).
+SCHEMA_VERSION = 3
 
 DDL = """
 CREATE SEQUENCE IF NOT EXISTS dataset_ids START 1;
@@ -13,6 +14,8 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 
 -- One row per ingested file (a task split). sha256 detects re-ingesting the same content.
+-- line_ending: the file's line ending ('lf', 'crlf' or 'cr'; NULL when unknown or none), last
+-- because version 3 added it to existing tables (ALTER TABLE appends).
 CREATE TABLE IF NOT EXISTS datasets (
     dataset_id INTEGER PRIMARY KEY DEFAULT nextval('dataset_ids'),
     task VARCHAR NOT NULL,
@@ -26,6 +29,7 @@ CREATE TABLE IF NOT EXISTS datasets (
     annotations INTEGER,
     report JSON,
     created_at TIMESTAMP DEFAULT current_timestamp,
+    line_ending VARCHAR,
     UNIQUE (task, split, sha256)
 );
 

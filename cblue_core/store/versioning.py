@@ -79,8 +79,14 @@ def _v1_to_v2(db: Database) -> None:
     db.execute("INSERT OR REPLACE INTO meta VALUES ('app', ?)", [APP_MARKER])
 
 
+def _v2_to_v3(db: Database) -> None:
+    """Version 3 records each dataset's line ending (NULL for datasets ingested before it: their
+    exports use LF, as before)."""
+    db.execute("ALTER TABLE datasets ADD COLUMN IF NOT EXISTS line_ending VARCHAR")
+
+
 # from-version -> the step to the next version; each step runs inside the migration's transaction.
-MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
@@ -128,10 +134,18 @@ def migrate(db: Database, from_version: int) -> None:
         _write_marker(db, SCHEMA_VERSION)
 
 
+def _before_v3(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
+    """The tables of schemas 1 and 2: the current ones without datasets.line_ending."""
+    out = dict(columns)
+    out["datasets"] = [c for c in columns.get("datasets", []) if c[0] != "line_ending"]
+    return out
+
+
 def _adopt(db: Database, where: str, read_only: bool) -> None:
     found = table_columns(db)
     expected = expected_columns()
-    if found != expected:
+    version = SCHEMA_VERSION if found == expected else 2 if found == _before_v3(expected) else None
+    if version is None:
         extra = sorted(set(found) - set(expected))
         missing = sorted(set(expected) - set(found))
         differ = sorted(t for t in set(found) & set(expected) if found[t] != expected[t])
@@ -142,6 +156,12 @@ def _adopt(db: Database, where: str, read_only: bool) -> None:
         raise WorkspaceError(f"{where} is a DuckDB file but not a CBLUE Studio workspace ({detail}); "
                              "nothing was changed")
     if read_only:
+        if version < SCHEMA_VERSION:
+            raise WorkspaceError(f"{where} uses the older schema {version}: open it once without "
+                                 "read-only mode to migrate it")
+        return
+    if version < SCHEMA_VERSION:
+        migrate(db, version)   # the marker is written at its end
         return
     with db.transaction():
         _write_marker(db, SCHEMA_VERSION)

@@ -90,6 +90,7 @@ def test_cmeie_round_trip(ws, fmt):
 
 
 def test_cmeie_brat_lines_and_combined_computed_when_absent():
+    """An older export (Chinese type names in the .ann) still reads; ours writes ASCII ids."""
     task = get_task("CMeIE")
     text = "高血压可引起头痛。治疗高血压常用氨氯地平。头痛可用布洛芬。"
     files = {"000007.txt": text,
@@ -100,7 +101,9 @@ def test_cmeie_brat_lines_and_combined_computed_when_absent():
     assert ex.triples == [Triple("高血压", "临床表现", "头痛", "疾病", "症状", False),
                           Triple("高血压", "药物治疗", "布洛芬", "疾病", "药物", True)]
     out = to_brat(task, [ex])["000007.ann"]
-    assert "R2\t药物治疗 Arg1:T1 Arg2:T3\nA2\tCombined R2 true\n" in out
+    assert "R2\tP39_drug_therapy Arg1:T1 Arg2:T3\nA2\tCombined R2 true\n" in out
+    assert out.startswith("T1\tE01_disease 0 3\t高血压\n")
+    assert from_brat(task, {"000007.txt": text, "000007.ann": out}) == [ex]
 
 
 @pytest.mark.parametrize("path,task_name", [(CTC_DEV, "CHIP-CTC"), (STS_DEV, "CHIP-STS")])

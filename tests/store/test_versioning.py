@@ -44,6 +44,26 @@ def test_version_1_workspace_is_migrated_keeping_its_data(tmp_path, cmeee_file):
     assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
 
 
+def test_version_2_workspace_gains_the_line_ending_column(tmp_path, cmeee_file):
+    path = tmp_path / "v2.duckdb"
+    ws = connect(path)
+    ingest_file(ws, cmeee_file)
+    # what version 2 wrote: no datasets.line_ending
+    ws.db.execute("ALTER TABLE datasets DROP COLUMN line_ending")
+    ws.db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    ws.close()
+    with pytest.raises(WorkspaceError, match="older schema 2"):
+        connect(path, read_only=True)
+    ws = connect(path)
+    did = ws.datasets.all()[0].dataset_id
+    assert [d.records for d in ws.datasets.all()] == [3]
+    assert ws.datasets.line_ending(did) is None          # unknown for a dataset ingested before
+    ingest_file(ws, cmeee_file, split="train")         # new ingests record it
+    assert [ws.datasets.line_ending(d.dataset_id) for d in ws.datasets.all()][-1] == "lf"
+    ws.close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": "3"} and SCHEMA_VERSION == 3
+
+
 def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
     path = tmp_path / "unmarked.duckdb"
     connect(path).close()
@@ -52,6 +72,25 @@ def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
     con.close()
     connect(path).close()
     assert marker(path)["app"] == APP_MARKER
+
+
+def test_unmarked_workspace_with_the_older_tables_is_adopted_and_migrated(tmp_path):
+    """A workspace written before the marker existed has the tables of schema 1 (no
+    datasets.line_ending): adopted, then migrated."""
+    path = tmp_path / "unmarked_v1.duckdb"
+    connect(path).close()
+    con = duckdb.connect(str(path))
+    con.execute("DELETE FROM meta")
+    con.execute("ALTER TABLE datasets DROP COLUMN line_ending")
+    con.close()
+    with pytest.raises(WorkspaceError, match="older schema 2"):
+        connect(path, read_only=True)
+    connect(path).close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
+    con = duckdb.connect(str(path), read_only=True)
+    assert ("line_ending",) in con.execute("SELECT column_name FROM information_schema.columns"
+                                           " WHERE table_name = 'datasets'").fetchall()
+    con.close()
 
 
 def test_another_programs_database_is_refused_untouched(tmp_path):
