@@ -114,8 +114,17 @@ def _print_outcomes(outcomes) -> int:
     return failed
 
 
+def _open_existing(db: str | None):
+    """The workspace a reading command names; it must exist (a typo must not create one). Opened
+    for writing so that a workspace of an older schema is migrated on the way."""
+    path = Path(db) if db else default_db_path()
+    if not path.is_file():
+        raise WorkspaceError(f"no workspace at {path} (create one with `ingest`, or start the app)")
+    return connect(path)
+
+
 def cmd_list(args) -> int:
-    ws = connect(args.db, read_only=Path(args.db or default_db_path()).exists())
+    ws = _open_existing(args.db)
     rows = ws.datasets.all(args.task)
     if args.json:
         _print_json({"datasets": [d.__dict__ for d in rows],
@@ -140,7 +149,7 @@ def cmd_query(args) -> int:
     path = Path(args.db) if args.db else default_db_path()
     if not path.is_file():
         return _fail(args, 1, f"no workspace at {path}")
-    ws = connect(path, read_only=True)
+    ws = _open_existing(str(path))
     try:
         if args.dataset is not None:
             info = ws.datasets.get(args.dataset)
@@ -185,7 +194,7 @@ def cmd_export(args) -> int:
     """A stored split at a gold version, in its official format or for an annotation tool."""
     from .annotation.export import export_dataset
 
-    ws = connect(args.db, read_only=True)
+    ws = _open_existing(args.db)
     try:
         if args.dataset is not None:
             info = ws.datasets.get(args.dataset)
