@@ -22,6 +22,7 @@ from app_pages.common import (
 )
 from app_pages.html_view import show_html
 from app_pages.uploads import upload_limit_bytes, validated_upload
+from cblue_core.io.writers import detect_line_ending
 from cblue_core.render.example import example_html
 from cblue_core.store.workspace import WorkspaceError
 from cblue_core.tasks import REGISTRY, get_task
@@ -71,7 +72,8 @@ with tab_upload:
             if st.button("Store in the workspace", type="primary", disabled=read_only(), key="ds_store"):
                 try:
                     stored = ws.datasets.ingest(loaded, name=uploaded.name, source=f"upload: {uploaded.name}",
-                                                split=split.strip() or "dev")
+                                                split=split.strip() or "dev",
+                                                line_ending=detect_line_ending(uploaded.getvalue()))
                 except (WorkspaceError, duckdb.Error) as exc:
                     st.error(md(page_failure("storing an upload", exc)))
                 else:

@@ -189,8 +189,12 @@ def export_run(ws: Workspace, run_id: int, out_dir: str | Path) -> Path:
         raise WorkspaceError(f"no run {run_id} in the workspace")
     task = get_task(run.task)
     info = ws.datasets.get(run.dataset_id)
+    # The split's own records: a prediction keeps their other fields (STS's `category`), and
+    # the file keeps the split's line endings.
     return write_submission(task, ws.runs.predictions(run_id), out_dir,
-                            convention=_convention(info.offset_convention if info else ""))
+                            convention=_convention(info.offset_convention if info else ""),
+                            inputs=ws.datasets.examples(run.dataset_id),
+                            line_ending=ws.datasets.line_ending(run.dataset_id))
 
 
 def _convention(stored: str) -> str:

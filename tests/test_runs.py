@@ -182,3 +182,23 @@ def test_model_run_records_the_batch_size_that_fitted(ws):
     assert len(ws.runs.predictions(r.run_id)) == 24
     with pytest.raises(ValueError, match="batch size must be at least 1"):
         model_run(ws, did(ws), EchoGold("KUAKE-QIC"), batch_size=0)
+
+
+def test_exported_run_keeps_the_input_fields(tmp_path):
+    """A model's CHIP-STS predictions carry only the label: the export takes `category` (and
+    any other field) from the split's own records, as the official example submission does."""
+    from cblue_core.ingest import ingest_file
+    from cblue_core.records import Example
+    from cblue_core.runs import export_run, record_run
+
+    ws = connect(tmp_path / "sts.duckdb")
+    did = ingest_file(ws, SAMPLE_DATA / "cblue/CHIP-STS/CHIP-STS_dev.json").result.dataset_id
+    gold = ws.datasets.examples(did)
+    bare = [Example(key=g.key, index=g.index, text=g.text, text2=g.text2, label="1") for g in gold]
+    run = record_run(ws, did, bare, name="bare", source="model", n_boot=0).run_id
+    out = export_run(ws, run, tmp_path / "out")
+    ws.close()
+    records = json.loads(out.read_text(encoding="utf-8"))
+    source = json.loads((SAMPLE_DATA / "cblue/CHIP-STS/CHIP-STS_dev.json").read_text(encoding="utf-8"))
+    assert [r["category"] for r in records] == [s["category"] for s in source]
+    assert {r["label"] for r in records} == {"1"}
