@@ -22,85 +22,82 @@ from cblue_core.runs import compare_runs
 from cblue_core.store.workspace import WorkspaceError
 from cblue_core.tasks import get_task
 
-ws = workspace()
-st.title("Compare runs")
-c1, c2 = st.columns(2)
-with c1:
-    run_a = pick_run(ws, "cmp_a", "Run A", param="a")
-same_split = [r for r in ws.runs.all(dataset_id=run_a.dataset_id) if r.run_id != run_a.run_id]
-if not same_split:
-    st.info(f"Run A is the only run on {md(run_a.task)} {md(run_a.split)}: import another one to compare.")
-    st.stop()
-by_id = {r.run_id: r for r in same_split}
-wanted = st.query_params.get("b")
-if "cmp_b" not in st.session_state and wanted and wanted.isdigit() and int(wanted) in by_id:
-    st.session_state.cmp_b = int(wanted)
-with c2:
-    b_id = st.selectbox("Run B (same split)", list(by_id), key="cmp_b",
-                        format_func=lambda i: run_label(by_id[i]))
-st.query_params["b"] = str(b_id)
-run_b = by_id[b_id]
-task = get_task(run_a.task)
 
-
-@st.cache_resource(max_entries=16, show_spinner="Paired bootstrap…")
+@st.cache_data(max_entries=16, show_spinner="Paired bootstrap…")
 def _comparison(path: str, a: int, b: int, slices_key: tuple):
     """Cached per pair of runs and set of slices (runs never change once stored)."""
     return compare_runs(shared_workspace(path).cursor(), a, b)
 
 
-try:
-    slices_key = tuple((s.name, s.predicate) for s in ws.slices.all(run_a.task))
-    cmp = _comparison(db_path(), run_a.run_id, run_b.run_id, slices_key)
-except WorkspaceError as exc:
-    st.error(md(exc))
-    st.stop()
-
-overlap_warning(run_a)
-overlap_warning(run_b)
-d = cmp.overall
-m = st.columns(3)
-m[0].metric(f"A {md(cmp.metric)}", f"{d.a:.4f}")
-m[1].metric(f"B {md(cmp.metric)}", f"{d.b:.4f}", delta=f"{d.delta:+.4f}")
-m[2].metric("Paired bootstrap", md(d.p_text), help="the share of resamples in which B − A changes sign")
-# The interval on a line of its own: a metric tile cuts long values off.
-st.markdown(f"**B − A** = {d.delta:+.4f}, 95% CI [{d.low:+.4f}, {d.high:+.4f}], {md(d.p_text)} "
-            f"({d.examples:,} examples)")
-
-rows = [d] + cmp.slices
-st.dataframe(pd.DataFrame([{"slice": r.slice, "examples": r.examples, "A": r.a, "B": r.b,
-                            "B − A": r.delta, "CI low": r.low, "CI high": r.high, "p": r.p_text}
-                           for r in rows]), hide_index=True, width="stretch")
-if not cmp.slices:
-    st.caption("Save slices on the Errors page to see per-slice deltas here.")
-
-lists = {"A right, B wrong": cmp.a_right_b_wrong, "B right, A wrong": cmp.b_right_a_wrong,
-         "both wrong": cmp.both_wrong}
-choice = st.radio("Examples", list(lists), horizontal=True, key="cmp_list",
-                  format_func=lambda k: f"{md(k)} ({len(lists[k]):d})")
-idxs = lists[choice]
-if not idxs:
-    st.caption("None.")
-else:
-    gold_texts = {ex.index: ex.text for ex in ws.datasets.examples(run_a.dataset_id) if ex.index in set(idxs)}
-    table = pd.DataFrame({"idx": idxs, "text": [gold_texts.get(i, "")[:120] for i in idxs]})
-    event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun",
-                         selection_mode="single-row", key="cmp_table")
-    picked = selected(event)
-    idx = int(table.iloc[picked[0]]["idx"]) if picked else int(idxs[0])
-    gold = ws.datasets.example(run_a.dataset_id, idx)
-    st.markdown(f"**Example {idx:d}**")
-    marks = {run.run_id: ws.runs.error_marks(run.run_id, idx) for run in (run_a, run_b)}
-    gold_a, gold_b = marks[run_a.run_id][0], marks[run_b.run_id][0]
-    # gold: a span is marked where both runs got it wrong (what neither model handles)
-    both = {s: c for s, c in gold_a.items() if c != "correct" and gold_b.get(s, "correct") != "correct"}
-    cols = st.columns(3)
-    with cols[0]:
-        st.caption("gold (marked: wrong in both runs)")
-        show_html(example_html(gold, task, marks=both))
-    for col, run in zip(cols[1:], (run_a, run_b)):
-        g_marks, p_marks = marks[run.run_id]
-        with col:
-            st.caption(f"run #{run.run_id:d} {md(run.name)}")
-            show_html(example_html(ws.runs.prediction(run.run_id, idx), task,
-                                   marks={**{s: c for s, c in g_marks.items() if c == "missed"}, **p_marks}))
+def render() -> None:
+    ws = workspace()
+    st.title("Compare runs")
+    c1, c2 = st.columns(2)
+    with c1:
+        run_a = pick_run(ws, "cmp_a", "Run A", param="a")
+    same_split = [r for r in ws.runs.all(dataset_id=run_a.dataset_id) if r.run_id != run_a.run_id]
+    if not same_split:
+        st.info(f"Run A is the only run on {md(run_a.task)} {md(run_a.split)}: import another one to compare.")
+        st.stop()
+    by_id = {r.run_id: r for r in same_split}
+    wanted = st.query_params.get("b")
+    if "cmp_b" not in st.session_state and wanted and wanted.isdigit() and int(wanted) in by_id:
+        st.session_state.cmp_b = int(wanted)
+    with c2:
+        b_id = st.selectbox("Run B (same split)", list(by_id), key="cmp_b",
+                            format_func=lambda i: run_label(by_id[i]))
+    st.query_params["b"] = str(b_id)
+    run_b = by_id[b_id]
+    task = get_task(run_a.task)
+    try:
+        slices_key = tuple((s.name, s.predicate) for s in ws.slices.all(run_a.task))
+        cmp = _comparison(db_path(), run_a.run_id, run_b.run_id, slices_key)
+    except WorkspaceError as exc:
+        st.error(md(exc))
+        st.stop()
+    overlap_warning(run_a)
+    overlap_warning(run_b)
+    d = cmp.overall
+    m = st.columns(3)
+    m[0].metric(f"A {md(cmp.metric)}", f"{d.a:.4f}")
+    m[1].metric(f"B {md(cmp.metric)}", f"{d.b:.4f}", delta=f"{d.delta:+.4f}")
+    m[2].metric("Paired bootstrap", md(d.p_text), help="the share of resamples in which B − A changes sign")
+    # The interval on a line of its own: a metric tile cuts long values off.
+    st.markdown(f"**B − A** = {d.delta:+.4f}, 95% CI [{d.low:+.4f}, {d.high:+.4f}], {md(d.p_text)} "
+                f"({d.examples:,} examples)")
+    rows = [d] + cmp.slices
+    st.dataframe(pd.DataFrame([{"slice": r.slice, "examples": r.examples, "A": r.a, "B": r.b,
+                                "B − A": r.delta, "CI low": r.low, "CI high": r.high, "p": r.p_text}
+                               for r in rows]), hide_index=True, width="stretch")
+    if not cmp.slices:
+        st.caption("Save slices on the Errors page to see per-slice deltas here.")
+    lists = {"A right, B wrong": cmp.a_right_b_wrong, "B right, A wrong": cmp.b_right_a_wrong,
+             "both wrong": cmp.both_wrong}
+    choice = st.radio("Examples", list(lists), horizontal=True, key="cmp_list",
+                      format_func=lambda k: f"{md(k)} ({len(lists[k]):d})")
+    idxs = lists[choice]
+    if not idxs:
+        st.caption("None.")
+    else:
+        gold_texts = {ex.index: ex.text for ex in ws.datasets.examples(run_a.dataset_id) if ex.index in set(idxs)}
+        table = pd.DataFrame({"idx": idxs, "text": [gold_texts.get(i, "")[:120] for i in idxs]})
+        event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun",
+                             selection_mode="single-row", key="cmp_table")
+        picked = selected(event)
+        idx = int(table.iloc[picked[0]]["idx"]) if picked else int(idxs[0])
+        gold = ws.datasets.example(run_a.dataset_id, idx)
+        st.markdown(f"**Example {idx:d}**")
+        marks = {run.run_id: ws.runs.error_marks(run.run_id, idx) for run in (run_a, run_b)}
+        gold_a, gold_b = marks[run_a.run_id][0], marks[run_b.run_id][0]
+        # gold: a span is marked where both runs got it wrong (what neither model handles)
+        both = {s: c for s, c in gold_a.items() if c != "correct" and gold_b.get(s, "correct") != "correct"}
+        cols = st.columns(3)
+        with cols[0]:
+            st.caption("gold (marked: wrong in both runs)")
+            show_html(example_html(gold, task, marks=both))
+        for col, run in zip(cols[1:], (run_a, run_b)):
+            g_marks, p_marks = marks[run.run_id]
+            with col:
+                st.caption(f"run #{run.run_id:d} {md(run.name)}")
+                show_html(example_html(ws.runs.prediction(run.run_id, idx), task,
+                                       marks={**{s: c for s, c in g_marks.items() if c == "missed"}, **p_marks}))

@@ -23,17 +23,10 @@ from app_pages.common import (
     run_label,
     workspace,
 )
+from app_pages.navigation import page_file
 from cblue_core.io.errors import FileRefused
 from cblue_core.runs import export_run, import_run, model_run
 from cblue_core.tasks import REGISTRY
-
-ws = workspace()
-st.title("Runs")
-
-# Registry order (CMeEE first), not alphabetical: the splits people score most come first.
-datasets = sorted((d for d in ws.datasets.all() if d.annotations > 0 or d.task == "MedDG"),
-                  key=lambda d: (list(REGISTRY).index(d.task) if d.task in REGISTRY else len(REGISTRY),
-                                 d.split != "dev", d.dataset_id))
 
 
 def pick_split(candidates, key: str) -> int:
@@ -44,119 +37,121 @@ def pick_split(candidates, key: str) -> int:
         f"{by_id[i].task} · {by_id[i].split} · #{i} {by_id[i].name} ({by_id[i].records} examples)"))
 
 
-# Open on a fresh workspace; then as the user left it (the first import must not fold it away).
-with st.expander("Import a predictions file", key="runs_import_open",
-                 expanded=st.session_state.setdefault("runs_import_first", not ws.runs.all())):
-    if not datasets:
-        st.info("No labelled split in the workspace yet.")
-    else:
-        by_id = {d.dataset_id: d for d in datasets}
-        target = pick_split(datasets, "runs_dataset")
-        task = REGISTRY[by_id[target].task]
-        st.caption(f"Expected: {md(task.name)} predictions in the official submission format "
-                   f"({md(task.submission_file)}), matched by {md(task.key_field)}.")
-        upload = st.file_uploader("Predictions file", type=["json", "jsonl", "tsv", "txt"], key="runs_upload")
-        name = st.text_input("Run name", key="runs_name", placeholder="e.g. bert-base seed 1")
-        allow_missing = st.checkbox("Score gold examples without a prediction as empty", key="runs_allow_missing")
-        read_only_notice("importing runs")
-        if upload is not None and st.button("Import and score", type="primary", key="runs_import",
-                                            disabled=read_only()):
-            try:
-                result = import_run(ws, target, upload.getvalue(), name=name or upload.name,
-                                    file_name=upload.name, allow_missing=allow_missing)
-            except FileRefused as refused:
-                st.error("The file was refused; nothing was stored.")
-                st.dataframe(pd.DataFrame([{"problem": d.message, "record": d.record, "line": d.line,
-                                            "field": d.field, "expected": d.expected}
-                                           for d in refused.defects]), hide_index=True)
-            else:
-                ev = result.evaluation
-                st.success(f"Stored run #{result.run_id:d}: {md(ev.headline)} = {num(ev.value)}")
-                for line in result.match.lines():
-                    st.caption(md(line))
+def render() -> None:
+    ws = workspace()
+    st.title("Runs")
+    # Registry order (CMeEE first), not alphabetical: the splits people score most come first.
+    datasets = sorted((d for d in ws.datasets.all() if d.annotations > 0 or d.task == "MedDG"),
+                      key=lambda d: (list(REGISTRY).index(d.task) if d.task in REGISTRY else len(REGISTRY),
+                                     d.split != "dev", d.dataset_id))
+    # Open on a fresh workspace; then as the user left it (the first import must not fold it away).
+    with st.expander("Import a predictions file", key="runs_import_open",
+                     expanded=st.session_state.setdefault("runs_import_first", not ws.runs.all())):
+        if not datasets:
+            st.info("No labelled split in the workspace yet.")
+        else:
+            by_id = {d.dataset_id: d for d in datasets}
+            target = pick_split(datasets, "runs_dataset")
+            task = REGISTRY[by_id[target].task]
+            st.caption(f"Expected: {md(task.name)} predictions in the official submission format "
+                       f"({md(task.submission_file)}), matched by {md(task.key_field)}.")
+            upload = st.file_uploader("Predictions file", type=["json", "jsonl", "tsv", "txt"], key="runs_upload")
+            name = st.text_input("Run name", key="runs_name", placeholder="e.g. bert-base seed 1")
+            allow_missing = st.checkbox("Score gold examples without a prediction as empty", key="runs_allow_missing")
+            read_only_notice("importing runs")
+            if upload is not None and st.button("Import and score", type="primary", key="runs_import",
+                                                disabled=read_only()):
+                try:
+                    result = import_run(ws, target, upload.getvalue(), name=name or upload.name,
+                                        file_name=upload.name, allow_missing=allow_missing)
+                except FileRefused as refused:
+                    st.error("The file was refused; nothing was stored.")
+                    st.dataframe(pd.DataFrame([{"problem": d.message, "record": d.record, "line": d.line,
+                                                "field": d.field, "expected": d.expected}
+                                               for d in refused.defects]), hide_index=True)
+                else:
+                    ev = result.evaluation
+                    st.success(f"Stored run #{result.run_id:d}: {md(ev.headline)} = {num(ev.value)}")
+                    for line in result.match.lines():
+                        st.caption(md(line))
+    with st.expander("Run a model on a split"):
+        models = [m for m in available_models() if m.ok and m.task]
+        runnable = [d for d in datasets if any(m.task == d.task for m in models)]
+        if not runnable:
+            st.info("No model predicts the task of a labelled split in the workspace.")
+        else:
+            by_id = {d.dataset_id: d for d in runnable}
+            target = pick_split(runnable, "runs_model_dataset")
+            split = by_id[target]
+            task_models = {m.name: m for m in models if m.task == split.task}
+            c1, c2 = st.columns([3, 1])
+            model_name = c1.selectbox("Model", list(task_models), key="runs_model",
+                                      format_func=lambda n: f"{n} ({task_models[n].source})")
+            batch = c2.number_input("Batch size", min_value=1, max_value=1024, value=32, key="runs_model_batch")
+            name = st.text_input("Run name", key="runs_model_name", placeholder=f"{model_name} on {split.split}")
+            device = device_choice()
+            read_only_notice("storing model runs")
+            if st.button(f"Predict {split.records:,} examples on {md(device)} and score", type="primary",
+                         key="runs_model_go", disabled=read_only()):
+                bar = st.progress(0.0, text="Loading the model…")
+                done = [0]
 
-with st.expander("Run a model on a split"):
-    models = [m for m in available_models() if m.ok and m.task]
-    runnable = [d for d in datasets if any(m.task == d.task for m in models)]
-    if not runnable:
-        st.info("No model predicts the task of a labelled split in the workspace.")
-    else:
-        by_id = {d.dataset_id: d for d in runnable}
-        target = pick_split(runnable, "runs_model_dataset")
-        split = by_id[target]
-        task_models = {m.name: m for m in models if m.task == split.task}
-        c1, c2 = st.columns([3, 1])
-        model_name = c1.selectbox("Model", list(task_models), key="runs_model",
-                                  format_func=lambda n: f"{n} ({task_models[n].source})")
-        batch = c2.number_input("Batch size", min_value=1, max_value=1024, value=32, key="runs_model_batch")
-        name = st.text_input("Run name", key="runs_model_name", placeholder=f"{model_name} on {split.split}")
-        device = device_choice()
-        read_only_notice("storing model runs")
-        if st.button(f"Predict {split.records:,} examples on {md(device)} and score", type="primary",
-                     key="runs_model_go", disabled=read_only()):
-            bar = st.progress(0.0, text="Loading the model…")
-            done = [0]
+                def advance(n: int) -> None:
+                    done[0] += n
+                    bar.progress(min(done[0] / max(split.records, 1), 1.0),
+                                 text=f"{done[0]:,} / {split.records:,} examples")
 
-            def advance(n: int) -> None:
-                done[0] += n
-                bar.progress(min(done[0] / max(split.records, 1), 1.0),
-                             text=f"{done[0]:,} / {split.records:,} examples")
-
-            try:
-                predictor, _ = load_model(task_models[model_name].path, split.task, device)
-                result = model_run(ws, target, predictor, name=name or None, batch_size=int(batch),
-                                   progress=advance, on_retry=lambda old, new: st.warning(
-                                       f"Out of memory on {md(device)} at batch size {old:d}; "
-                                       f"retrying with {new:d}."))
-            except Exception as exc:  # noqa: BLE001  (any model failure is a message in the page)
-                st.error(md(model_failure(exc, device)))
-            else:
-                ev, params = result.evaluation, ws.runs.get(result.run_id).params
-                bar.progress(1.0, text=f"{params['examples']:,} examples in {params['seconds']:.1f} s "
-                                       f"on {md(device)}")
-                st.success(f"Stored run #{result.run_id:d}: {md(ev.headline)} = {num(ev.value)}")
-
-runs = ws.runs.all()
-if not runs:
-    st.info("No runs yet.")
-    st.stop()
-
-rows = []
-for r in runs:
-    name, value = r.headline
-    low, high = (r.metrics.get("intervals", {}).get(name) or [None, None])
-    rows.append({"run": r.run_id, "name": r.name, "task": r.task, "split": r.split, "source": r.source,
-                 "metric": name, "value": value, "95% CI low": low, "95% CI high": high,
-                 "model": r.model or "", "created": r.created_at[:19]})
-st.subheader("All runs")
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-             column_config={"value": st.column_config.NumberColumn(format="%.4f"),
-                            "95% CI low": st.column_config.NumberColumn(format="%.4f"),
-                            "95% CI high": st.column_config.NumberColumn(format="%.4f")})
-
-by_run = {r.run_id: r for r in runs}
-chosen = st.selectbox("Run", list(by_run), key="runs_selected", format_func=lambda i: run_label(by_run[i]))
-run = by_run[chosen]
-overlap_warning(run)
-metrics = run.metrics
-cols = st.columns(3)
-for n, (k, v) in enumerate(list(metrics.get("metrics", {}).items())[:9]):
-    ci = metrics.get("intervals", {}).get(k)
-    cols[n % 3].metric(md(k), "n/a" if v is None else f"{v:.4f}",
-                       help=f"95% bootstrap interval {ci[0]:.4f} – {ci[1]:.4f}" if ci else None)
-for note in metrics.get("notes", []) + metrics.get("match", []):
-    st.caption(md(note))
-if run.params:   # a model run's model, device, batch size, time and decoding settings; an import's file
-    st.caption("Made with: " + " · ".join(f"{md(k)} {md(v)}" for k, v in run.params.items()))
-
-c1, c2, c3 = st.columns(3)
-if c1.button("Open in Errors", key="runs_open_errors"):
-    st.switch_page("app_pages/errors.py", query_params={"run": str(chosen)})
-with tempfile.TemporaryDirectory() as tmp:
-    path = export_run(ws, chosen, tmp)
-    c2.download_button(f"Export {md_name(path.name)}", Path(path).read_bytes(), file_name=path.name,
-                       key="runs_export")
-if c3.button("Delete this run", key="runs_delete", disabled=read_only()):
-    ws.runs.delete(chosen)
-    st.session_state.pop("runs_selected", None)
-    st.rerun()
+                try:
+                    predictor, _ = load_model(task_models[model_name].path, split.task, device)
+                    result = model_run(ws, target, predictor, name=name or None, batch_size=int(batch),
+                                       progress=advance, on_retry=lambda old, new: st.warning(
+                                           f"Out of memory on {md(device)} at batch size {old:d}; "
+                                           f"retrying with {new:d}."))
+                except Exception as exc:  # noqa: BLE001  (any model failure is a message in the page)
+                    st.error(md(model_failure(exc, device)))
+                else:
+                    ev, params = result.evaluation, ws.runs.get(result.run_id).params
+                    bar.progress(1.0, text=f"{params['examples']:,} examples in {params['seconds']:.1f} s "
+                                           f"on {md(device)}")
+                    st.success(f"Stored run #{result.run_id:d}: {md(ev.headline)} = {num(ev.value)}")
+    runs = ws.runs.all()
+    if not runs:
+        st.info("No runs yet.")
+        st.stop()
+    rows = []
+    for r in runs:
+        name, value = r.headline
+        low, high = (r.metrics.get("intervals", {}).get(name) or [None, None])
+        rows.append({"run": r.run_id, "name": r.name, "task": r.task, "split": r.split, "source": r.source,
+                     "metric": name, "value": value, "95% CI low": low, "95% CI high": high,
+                     "model": r.model or "", "created": r.created_at[:19]})
+    st.subheader("All runs")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={"value": st.column_config.NumberColumn(format="%.4f"),
+                                "95% CI low": st.column_config.NumberColumn(format="%.4f"),
+                                "95% CI high": st.column_config.NumberColumn(format="%.4f")})
+    by_run = {r.run_id: r for r in runs}
+    chosen = st.selectbox("Run", list(by_run), key="runs_selected", format_func=lambda i: run_label(by_run[i]))
+    run = by_run[chosen]
+    overlap_warning(run)
+    metrics = run.metrics
+    cols = st.columns(3)
+    for n, (k, v) in enumerate(list(metrics.get("metrics", {}).items())[:9]):
+        ci = metrics.get("intervals", {}).get(k)
+        cols[n % 3].metric(md(k), "n/a" if v is None else f"{v:.4f}",
+                           help=f"95% bootstrap interval {ci[0]:.4f} – {ci[1]:.4f}" if ci else None)
+    for note in metrics.get("notes", []) + metrics.get("match", []):
+        st.caption(md(note))
+    if run.params:   # a model run's model, device, batch size, time and decoding settings; an import's file
+        st.caption("Made with: " + " · ".join(f"{md(k)} {md(v)}" for k, v in run.params.items()))
+    c1, c2, c3 = st.columns(3)
+    if c1.button("Open in Errors", key="runs_open_errors"):
+        st.switch_page(page_file("errors"), query_params={"run": str(chosen)})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = export_run(ws, chosen, tmp)
+        c2.download_button(f"Export {md_name(path.name)}", Path(path).read_bytes(), file_name=path.name,
+                           key="runs_export")
+    if c3.button("Delete this run", key="runs_delete", disabled=read_only()):
+        ws.runs.delete(chosen)
+        st.session_state.pop("runs_selected", None)
+        st.rerun()

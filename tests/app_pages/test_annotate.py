@@ -23,7 +23,7 @@ from tests.conftest import SAMPLE_DATA
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "app_pages/components/span_editor/frontend"
-PAGE = "app_pages/annotate.py"
+PAGE = "pages/annotate.py"
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from tests.app_pages.conftest import APP
 from tests.app_pages.test_annotate import button, messages, ok
 from tests.conftest import SAMPLE_DATA
 
-PAGE = "app_pages/annotate.py"
+PAGE = "pages/annotate.py"
 
 
 @pytest.fixture(scope="module")

@@ -46,7 +46,7 @@ def spies(monkeypatch):
 def open_errors(run: int, tab: str | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
-    at.switch_page("app_pages/errors.py")
+    at.switch_page("pages/errors.py")
     at.query_params["run"] = str(run)
     if tab:
         at.query_params["tab"] = tab

@@ -94,7 +94,7 @@ def plotly_specs(at: AppTest) -> dict[str, str]:
 
 
 def test_runs_page_shows_names_inert(open_page, hostile_db):
-    at = open_page("app_pages/runs.py")
+    at = open_page("pages/runs.py")
     at.selectbox(key="runs_selected").set_value(hostile_db["evil"]).run()
     assert not at.exception, at.exception
     texts = markdown_texts(at)
@@ -106,11 +106,11 @@ def test_runs_page_shows_names_inert(open_page, hostile_db):
 
 
 def test_errors_page_shows_names_inert(open_page, hostile_db):
-    at = open_page("app_pages/errors.py", {"run": str(hostile_db["evil"]), "slice": SLICE_NAME})
+    at = open_page("pages/errors.py", {"run": str(hostile_db["evil"]), "slice": SLICE_NAME})
     texts = markdown_texts(at)
     assert_inert(texts)
     assert any(t.startswith("Filter: slice = " + r"\!\[s\]\(h" + ZW + "ttp") for t in at.caption.values), texts
-    at = open_page("app_pages/errors.py", {"run": str(hostile_db["evil"]), "tab": "matrix"})
+    at = open_page("pages/errors.py", {"run": str(hostile_db["evil"]), "tab": "matrix"})
     assert_inert(markdown_texts(at))
     specs = plotly_specs(at)
     assert specs
@@ -124,7 +124,7 @@ def test_clicking_an_escaped_label_lists_its_rows(open_page, hostile_db):
     """The matrix shows the label escaped; a click on it (the shown text comes back) still finds
     the rows of the label as stored."""
     gold, pred = hostile_db["cell"]
-    at = open_page("app_pages/errors.py", {"run": str(hostile_db["evil"]), "tab": "matrix"})
+    at = open_page("pages/errors.py", {"run": str(hostile_db["evil"]), "tab": "matrix"})
     click = matrix_click(at, "CMeEE", gold, pred)     # the cell shows the label escaped
     assert click["selection"]["points"][0]["customdata"][3] == (
         pred.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
@@ -138,7 +138,7 @@ def test_clicking_an_escaped_label_lists_its_rows(open_page, hostile_db):
 
 
 def test_compare_page_shows_names_inert(open_page, hostile_db):
-    at = open_page("app_pages/compare.py", {"a": str(hostile_db["evil"]), "b": str(hostile_db["plain"])})
+    at = open_page("pages/compare.py", {"a": str(hostile_db["evil"]), "b": str(hostile_db["plain"])})
     at.radio(key="cmp_list").set_value("B right, A wrong").run()     # the examples the labels broke
     assert not at.exception, at.exception
     texts = markdown_texts(at)
@@ -150,5 +150,5 @@ def test_compare_page_shows_names_inert(open_page, hostile_db):
 def test_selectbox_options_are_plain_text(open_page, hostile_db):
     """Streamlit shows selectbox options as plain text (radio, pills and segmented-control options
     are Markdown): the run selector shows the name as typed, nothing in it is rendered."""
-    at = open_page("app_pages/errors.py", {"run": str(hostile_db["evil"])})
+    at = open_page("pages/errors.py", {"run": str(hostile_db["evil"])})
     assert any(RUN_NAME in o for o in at.selectbox(key="err_run").options)

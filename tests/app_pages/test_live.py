@@ -39,7 +39,7 @@ def live(app, model_dir, monkeypatch):
     def open_live(query=None) -> AppTest:
         at = app(query)
         at.run()
-        at.switch_page("app_pages/live.py")
+        at.switch_page("pages/live.py")
         for k, v in (query or {}).items():
             at.query_params[k] = v
         return at.run()
@@ -96,7 +96,7 @@ def test_missing_model_folder_is_a_message(app, monkeypatch, tmp_path):
     monkeypatch.setenv("CBLUE_STUDIO_MODELS", str(tmp_path / "nowhere"))
     at = app()
     at.run()
-    at.switch_page("app_pages/live.py").run()
+    at.switch_page("pages/live.py").run()
     assert not at.exception and not at.error
     warning, = [w.value for w in at.warning]
     assert "folder not found" in warning and "nowhere" in warning

@@ -50,8 +50,8 @@ def open_page(monkeypatch, db, page, query):
 
 
 @pytest.mark.parametrize("page, query", [
-    ("app_pages/errors.py", {"run": "{seen}"}),
-    ("app_pages/compare.py", {"a": "{other}", "b": "{seen}"}),
+    ("pages/errors.py", {"run": "{seen}"}),
+    ("pages/compare.py", {"a": "{other}", "b": "{seen}"}),
 ])
 def test_pages_warn_about_training_overlap(monkeypatch, overlap_db, page, query):
     warnings = open_page(monkeypatch, overlap_db["db"], page,
@@ -65,7 +65,7 @@ def test_runs_page_warns_for_the_selected_run_only(monkeypatch, overlap_db):
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(overlap_db["db"]))
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
-    at.switch_page("app_pages/runs.py").run()
+    at.switch_page("pages/runs.py").run()
     at.selectbox(key="runs_selected").set_value(overlap_db["seen"]).run()
     assert any("training data" in w.value for w in at.warning)
     at.selectbox(key="runs_selected").set_value(overlap_db["other"]).run()

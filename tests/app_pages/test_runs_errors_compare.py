@@ -49,7 +49,7 @@ def open_page(runs_db, monkeypatch):
 
 
 def test_runs_page_lists_runs_with_intervals(open_page, runs_db):
-    at = open_page("app_pages/runs.py")
+    at = open_page("pages/runs.py")
     assert not at.exception and at.title[0].value == "Runs"
     table = at.dataframe[0].value
     assert set(table["name"]) == {"model A", "model B"}
@@ -60,7 +60,7 @@ def test_runs_page_lists_runs_with_intervals(open_page, runs_db):
 
 def test_confusion_cell_clicks_through_to_examples(open_page, runs_db):
     gold, pred = runs_db["cell"]
-    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"]), "tab": "matrix"})
+    at = open_page("pages/errors.py", {"run": str(runs_db["a"]), "tab": "matrix"})
     assert not at.exception
     # what a click on the (gold, pred) square sends back
     at.session_state["err_cm"] = matrix_click(at, "CMeEE", gold, pred)
@@ -78,7 +78,7 @@ def test_confusion_cell_clicks_through_to_examples(open_page, runs_db):
 
 def test_sigma_row_selects_a_whole_gold_label(open_page, runs_db):
     gold, _ = runs_db["cell"]
-    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"]), "tab": "matrix"})
+    at = open_page("pages/errors.py", {"run": str(runs_db["a"]), "tab": "matrix"})
     at.session_state["err_cm"] = matrix_click(at, "CMeEE", gold, None)
     at.run()
     rows = at.dataframe(key="err_rows").value
@@ -86,7 +86,7 @@ def test_sigma_row_selects_a_whole_gold_label(open_page, runs_db):
 
 
 def test_taxonomy_bar_clicks_through(open_page, runs_db):
-    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"]), "tab": "taxonomy"})
+    at = open_page("pages/errors.py", {"run": str(runs_db["a"]), "tab": "taxonomy"})
     at.session_state["err_tax"] = {"selection": {"points": [{"y": "missed", "x": 4}],
                                                  "point_indices": [0], "box": [], "lasso": []}}
     at.run()
@@ -98,14 +98,14 @@ def test_taxonomy_bar_clicks_through(open_page, runs_db):
 
 
 def test_deep_link_reopens_run_and_example(open_page, runs_db):
-    at = open_page("app_pages/errors.py", {"run": str(runs_db["b"]), "example": "2"})
+    at = open_page("pages/errors.py", {"run": str(runs_db["b"]), "example": "2"})
     assert not at.exception
     assert at.selectbox(key="err_run").value == runs_db["b"]
     assert "Example 2" in " ".join(m.value for m in at.markdown)
 
 
 def test_save_slice_and_see_its_score(open_page, runs_db):
-    at = open_page("app_pages/errors.py", {"run": str(runs_db["a"]), "tab": "slices"})
+    at = open_page("pages/errors.py", {"run": str(runs_db["a"]), "tab": "slices"})
     at.text_input(key="err_slice_name").input("nested")
     at.text_input(key="err_slice_pred").input("nesting_depth >= 2")
     at.button(key="err_slice_save").click().run()
@@ -119,7 +119,7 @@ def test_save_slice_and_see_its_score(open_page, runs_db):
 
 
 def test_compare_page(open_page, runs_db):
-    at = open_page("app_pages/compare.py", {"a": str(runs_db["a"]), "b": str(runs_db["b"])})
+    at = open_page("pages/compare.py", {"a": str(runs_db["a"]), "b": str(runs_db["b"])})
     assert not at.exception
     table = at.dataframe[0].value
     overall = table.iloc[0]
@@ -158,7 +158,7 @@ def test_corrected_gold_shows_errors_that_disappear(tmp_path, monkeypatch):
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(db))
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
-    at.switch_page("app_pages/errors.py")
+    at.switch_page("pages/errors.py")
     at.query_params["run"] = str(run)
     at.query_params["tab"] = "gold"
     at.run()

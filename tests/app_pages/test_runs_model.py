@@ -21,7 +21,7 @@ def runs_page(tmp_path, monkeypatch):
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(db))
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    at.switch_page("app_pages/runs.py")
+    at.switch_page("pages/runs.py")
     return at.run()
 
 

@@ -51,13 +51,13 @@ def button(at: AppTest, key: str):
 def test_read_only_mode_disables_writes_and_changes_nothing(filled, monkeypatch):
     monkeypatch.setenv("CBLUE_STUDIO_READONLY", "1")
     before = filled.read_bytes()
-    at = open_page("app_pages/runs.py", filled, monkeypatch)
+    at = open_page("pages/runs.py", filled, monkeypatch)
     assert not at.exception and not at.error
     notices = [plain(i.value) for i in at.info]
     assert any("Read-only mode: importing runs" in n for n in notices)
     assert button(at, "runs_model_go").disabled and button(at, "runs_delete").disabled
     assert at.text_input(key="db_path").disabled
-    at.switch_page("app_pages/errors.py")
+    at.switch_page("pages/errors.py")
     at.query_params["tab"] = "slices"
     at.run()
     assert not at.exception and button(at, "err_slice_save").disabled

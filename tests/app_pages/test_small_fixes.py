@@ -12,7 +12,7 @@ def test_counts_read_as_english():
 def test_runs_page_opens_on_cmeee(app):
     at = app()
     at.run()
-    at.switch_page("app_pages/runs.py").run()
+    at.switch_page("pages/runs.py").run()
     assert not at.exception
     label = at.selectbox(key="runs_dataset").format_func(at.selectbox(key="runs_dataset").value)
     assert label.startswith("CMeEE · dev")
