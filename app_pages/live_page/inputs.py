@@ -16,7 +16,7 @@ from cblue_core.tasks import REGISTRY, Kind, TaskSpec, get_task
 
 # CMeEE first: the demo opens on nested entities, the benchmark's headline task.
 PREFERRED = ("CMeEE", "CMeIE", "CHIP-CDN", "CHIP-CTC", "KUAKE-QIC", "CHIP-STS", "KUAKE-QQR", "KUAKE-QTR")
-TYPE, CURATED, DATASET = "Type or paste / 输入文本", "Curated case / 精选病例", "Dataset example / 数据集样例"
+TYPE, CURATED, DATASET = "输入文本 / Type or paste", "精选病例 / Curated case", "数据集样例 / Dataset example"
 
 
 def _task_order(task: str) -> tuple[int, int]:
