@@ -980,10 +980,12 @@ def render() -> None:
                     ("brat (zip of .txt/.ann + annotation.conf)",
                      lambda: exporter.zip_files(exporter.to_brat(task, gold)), f"{stem}_brat.zip",
                      "application/zip"),
-                    ("doccano (JSONL)", lambda: exporter.to_doccano(task, gold).encode("utf-8"),
-                     f"{stem}_doccano.jsonl", "application/jsonl"),
-                    ("Label Studio (JSON tasks)", lambda: exporter.to_label_studio(task, gold).encode("utf-8"),
-                     f"{stem}_label_studio.json", "application/json"),
+                    ("doccano (zip of the JSONL and a README on the project settings it needs)",
+                     lambda: exporter.zip_files(exporter.doccano_files(task, gold, f"{stem}_doccano")),
+                     f"{stem}_doccano.zip", "application/zip"),
+                    ("Label Studio (zip of the tasks and their labeling config)",
+                     lambda: exporter.zip_files(exporter.label_studio_files(task, gold, f"{stem}_label_studio")),
+                     f"{stem}_label_studio.zip", "application/zip"),
                 ]
                 for n, (label, build, file_name, mime) in enumerate(formats):
                     try:

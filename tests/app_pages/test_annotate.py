@@ -396,7 +396,8 @@ def test_exports_offer_download_buttons(open_page):
     at = open_tab(open_page({"task": "CMeEE", "split": "dev", "example": 0}), "Export")
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["Download Official format", "Download brat (zip of .txt/.ann + annotation.conf)",
-                      "Download doccano (JSONL)", "Download Label Studio (JSON tasks)"]
+                      "Download doccano (zip of the JSONL and a README on the project settings it needs)",
+                      "Download Label Studio (zip of the tasks and their labeling config)"]
     at = open_tab(open_page({"task": "CHIP-CTC", "split": "dev", "example": 0}), "Export")
     assert any(b.label == "Download Official format" for b in at.get("download_button"))
     assert not at.exception
