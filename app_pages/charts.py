@@ -33,6 +33,12 @@ OTHER = "other"               # the labels top_k merges
 TICK_FONT = 12                # px, tick labels
 CELL_FONT = 11                # px, the numbers on the cells
 CELL_MIN = 30                 # px, the side of a confusion-matrix cell
+# Streamlit draws a chart no wider than the page's column (about 1,100 px in the wide layout on
+# a 1,600 px screen) and squeezes a wider one, which would overlap the fixed-size square
+# markers: past this width the cells and their numbers get smaller instead.
+MAX_FIGURE_WIDTH = 1180
+CELL_FLOOR = 16               # px, the smallest cell side when the matrix must fit
+CELL_FONT_FLOOR = 7           # px
 BAR_PX = 26                   # px per bar of a horizontal bar chart
 MAX_LABEL_PX = 360            # a longer tick label is cut (with "…"); its hover shows it whole
 BLACK, WHITE = "#000000", "#ffffff"
@@ -227,7 +233,8 @@ def _axis_labels(counts: pd.DataFrame, labels: Sequence[str] | None) -> list[str
 def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = None,
                      normalize: str | None = None, selected: tuple[Any, Any] | None = None,
                      top_k: int | None = None, sums: bool = True,
-                     label_text: Callable[[str], str] | None = None) -> ConfusionFigure:
+                     label_text: Callable[[str], str] | None = None,
+                     max_width: int | None = MAX_FIGURE_WIDTH) -> ConfusionFigure:
     """A confusion matrix of ``counts`` (columns gold_label, pred_label, n), gold down the rows,
     predicted across the columns, both axes on the same labels: ``labels`` in their order (shown
     even when empty), then any other label of the data, sorted.
@@ -311,6 +318,12 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
     left = math.ceil(max(y_width + 10 + title_px, overhang + 10) + 8)
     bottom = math.ceil(x_depth + 8 + title_px)
     top, right = 16, 110
+    cell_font = CELL_FONT
+    if max_width is not None and left + right + positions_n * cell > max_width:
+        fitted = max(CELL_FLOOR, (max_width - left - right) // max(positions_n, 1))
+        if fitted < cell:
+            cell_font = max(CELL_FONT_FLOOR, min(CELL_FONT, CELL_FONT * (fitted - 4) / max(widest, 1.0)))
+            cell = fitted
     width = left + right + positions_n * cell
     height = top + bottom + positions_n * cell
 
@@ -359,7 +372,7 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
     text_colours = [text_color_on(c) for c in colours] + [text_color_on(parse_rgb(TOTAL_BG))] * len(totals)
     figure.add_trace(go.Scatter(
         name="numbers", x=text_x, y=text_y, mode="text", text=text,
-        textfont={"size": CELL_FONT, "color": text_colours}, textposition="middle center",
+        textfont={"size": cell_font, "color": text_colours}, textposition="middle center",
         hoverinfo="skip", selected={"textfont": {"color": BLACK}}, showlegend=False))
 
     chosen = _selected_position(selected, position, m, sums)

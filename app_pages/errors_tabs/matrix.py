@@ -22,7 +22,7 @@ def render(ws, run) -> None:
     cf = confusion_figure(cm, normalize="row" if normalise else None, selected=chosen,
                           label_text=task.display_label)
     st.caption("Click a cell for its examples; the Σ row and column select a whole gold row or "
-               "predicted column. Green borders: the diagonal. The matrix scrolls when it is wide.")
+               "predicted column. Green borders: the diagonal. Hover a cell for its labels and count.")
     event = st.plotly_chart(cf.figure, on_select="rerun", selection_mode="points", key="err_cm",
                             width="content")
     points = selected(event, "points")

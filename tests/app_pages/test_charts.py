@@ -13,6 +13,8 @@ from plotly.colors import sample_colorscale, unlabel_rgb
 
 from app_pages.charts import (
     ALL,
+    CELL_FLOOR,
+    MAX_FIGURE_WIDTH,
     CellPick,
     bar_figure,
     bucket_figure,
@@ -131,7 +133,13 @@ def test_all_44_cmeie_predicates_are_on_both_axes_and_the_figure_grows():
     small = confusion_figure(counts_for(list(CMEEE.label_codes)), labels=list(CMEEE.label_codes))
     assert big.width > small.width and big.height > small.height
     assert layout["width"] == big.width and layout["height"] == big.height
-    assert big.width >= 45 * 28 and big.height >= 45 * 28     # ~28-32 px per label
+    # Streamlit squeezes a chart wider than its column, which would overlap the fixed-size
+    # markers: the matrix fits the column by default, with smaller cells; unbounded, it grows
+    assert big.width <= MAX_FIGURE_WIDTH and big.cell_px >= CELL_FLOOR
+    cells = next(t for t in big.figure.data if t.name == "cells")
+    assert cells.marker.size < big.cell_px                     # squares never overlap
+    free = confusion_figure(counts_for(codes), labels=codes, label_text=CMEIE.display_label, max_width=None)
+    assert free.width >= 45 * 28 and free.height >= 45 * 28    # ~28-32 px per label
     # margins fit the longest label (a Chinese character counts ~14 px)
     longest = max(CMEIE.display_label(c) for c in codes)
     assert layout["margin"]["l"] > 14 * sum(1 for ch in longest if ord(ch) > 0x2e80)
