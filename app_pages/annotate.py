@@ -60,6 +60,16 @@ ORIGINAL = "original"
 KIND_NAMES = {"spans": "entity spans", "triples": "CMeIE triples", "label": "label",
               "terms": "normalised ICD-10 terms"}
 
+def page_ws():
+    """The workspace on this script run's cursor (see :func:`app_pages.common.workspace`)."""
+    return workspace()
+
+
+@st.cache_resource
+def draft_store() -> DraftStore:
+    """The process's unsaved drafts, per browser (bounded: see cblue_core.annotation.drafts)."""
+    return DraftStore()
+
 
 def render() -> None:
     # ====================================================================== helpers
@@ -115,11 +125,6 @@ def render() -> None:
         return st.session_state.setdefault("ann_conflicts", {})
 
     # ====================================================================== drafts across reloads
-    @st.cache_resource
-    def draft_store() -> DraftStore:
-        """The process's unsaved drafts, per browser (bounded: see cblue_core.annotation.drafts)."""
-        return DraftStore()
-
     def browser_id() -> str | None:
         """This browser's id, as its span editor reported it (None until it did)."""
         return valid_browser_id(st.session_state.get("ann_browser"))
@@ -154,8 +159,10 @@ def render() -> None:
             d["kept"] = store.put(browser, draft_scope(), dataset_id, idx, base_revision=d["base"],
                                   data=json.dumps(d["ann"].to_json(), ensure_ascii=False))
             d["synced"] = True
-        elif d.pop("synced", False) or d.pop("restored", None):
-            store.clear(browser, draft_scope(), dataset_id, idx)
+        else:
+            stored = d.pop("synced", False)
+            if d.pop("restored", None) is not None or stored:
+                store.clear(browser, draft_scope(), dataset_id, idx)
 
     def forget_draft(dataset_id: int, idx: int) -> None:
         """The edit of the example was saved or discarded: no draft to restore any more."""
@@ -270,7 +277,7 @@ def render() -> None:
         reason widget is drawn (callbacks, editor actions), so it may clear the reason."""
         if not writable("Not saved"):
             return False
-        ws = workspace()
+        ws = page_ws()
         doc = doc_key(dataset_id, idx)
         d = drafts().get(doc) or load_draft(ws, dataset_id, idx)
         settle(d)
@@ -311,7 +318,7 @@ def render() -> None:
 
     def with_ws_reload(dataset_id: int, idx: int) -> None:
         try:
-            load_draft(workspace(), dataset_id, idx, force=True)
+            load_draft(page_ws(), dataset_id, idx, force=True)
         except Exception as exc:  # noqa: BLE001 - logged with its traceback by page_failure
             flash("error", f"Could not reload example {idx}: {page_failure('Reloading an example', exc)}")
 
@@ -324,7 +331,7 @@ def render() -> None:
     def on_revert(event_id: int, dataset_id: int, idx: int) -> None:
         if not writable(f"Event #{event_id} not reverted"):
             return
-        ws = workspace()
+        ws = page_ws()
         try:
             ev = ws.annotations.revert(event_id, author=user_name(),
                                  reason=st.session_state.get("ann_reason", "") or f"revert event {event_id}")
@@ -342,7 +349,7 @@ def render() -> None:
     def on_undo_mine(dataset_id: int, idx: int) -> None:
         if not writable("Nothing undone"):
             return
-        mine = workspace().annotations.events(dataset_id, idx, author=user_name())
+        mine = page_ws().annotations.events(dataset_id, idx, author=user_name())
         if not mine:
             flash("info", f"{user_name()} has no saved edit on example {idx}.")
             return
@@ -388,7 +395,7 @@ def render() -> None:
             on_step(1 if action == "next" else -1, info.records)
 
     # ====================================================================== page
-    ws = workspace()
+    ws = page_ws()
 
     st.title("Annotate")
 
@@ -423,11 +430,14 @@ def render() -> None:
     # ---------------------------------------------------------------- pending actions
     value = editor_value(EDITOR)
 
-    if value is not None and value["nonce"] != st.session_state.get("ann_editor_nonce"):
-        st.session_state.ann_editor_nonce = value["nonce"]
-        note_browser(value)
-        with guard("The editor's action"):
-            handle_editor(ws, value)
+    # An always-there container: a failure message of the editor's action moves no element below
+    # (a moved component frame is reloaded and loses the keyboard focus).
+    with st.container():
+        if value is not None and value["nonce"] != st.session_state.get("ann_editor_nonce"):
+            st.session_state.ann_editor_nonce = value["nonce"]
+            note_browser(value)
+            with guard("The editor's action"):
+                handle_editor(ws, value)
 
     if "ann_goto" in st.session_state:
         on_goto(*st.session_state.pop("ann_goto"))

@@ -7,6 +7,7 @@ import logging
 import numbers
 import os
 import re
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -21,6 +22,7 @@ SAMPLE_DATA = ROOT / "sample_data"
 
 ENV_READONLY = "CBLUE_STUDIO_READONLY"
 log = logging.getLogger("cblue_studio.pages")
+_threads = threading.local()
 
 
 def read_only() -> bool:
@@ -63,17 +65,24 @@ def db_path() -> str:
 
 
 def workspace() -> Workspace:
-    """This session's cursor on the workspace; stops the page with a message when it cannot open."""
+    """This script run's cursor on the workspace; stops the page with a message when it cannot open.
+
+    A cursor per thread rather than per session: Streamlit's fast reruns start the new run on a
+    new thread while the interrupted one is still stopping, and a DuckDB cursor refuses a second
+    call while one is running ("connection is busy"). Thread-local cursors go with their thread."""
     try:
         path = db_path()
         base = shared_workspace(path)
     except (WorkspaceLocked, WorkspaceError) as exc:
         st.error(md(exc))
         st.stop()
-    key = f"_cursor::{path}"
-    if key not in st.session_state:
-        st.session_state[key] = base.cursor()
-    return st.session_state[key]
+    held = getattr(_threads, "cursors", None)
+    if held is None:
+        held = _threads.cursors = {}
+    mine = held.get(path)
+    if mine is None or mine[0] is not base:
+        mine = held[path] = (base, base.cursor())
+    return mine[1]
 
 
 _MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")

@@ -82,9 +82,9 @@ CREATE TABLE IF NOT EXISTS gold_version_heads (
 );
 """
 
-_EVENT_COLUMNS = ("event_id, dataset_id, idx, author, CAST(created_at AS VARCHAR), reason, before,"
+_EVENT_COLUMNS = ("event_id, dataset_id, idx, author, strftime(created_at, '%Y-%m-%d %H:%M:%S'), reason, before,"
                   " after, base_revision, kind, reverts, revision")
-_VERSION_COLUMNS = ("v.version_id, v.dataset_id, v.name, v.author, CAST(v.created_at AS VARCHAR),"
+_VERSION_COLUMNS = ("v.version_id, v.dataset_id, v.name, v.author, strftime(v.created_at, '%Y-%m-%d %H:%M:%S'),"
                     " v.last_event_id, (SELECT count(*) FROM gold_version_heads h"
                     " WHERE h.version_id = v.version_id)")
 _LATEST_HEADS = ("SELECT idx, event_id, after FROM annotation_events WHERE dataset_id = ?"
@@ -207,7 +207,7 @@ class AnnotationStore:
                 written = self.db.one(
                     "INSERT INTO annotation_events (dataset_id, idx, revision, base_revision, kind,"
                     " reverts, author, reason, before, after) VALUES (?,?,?,?,?,?,?,?,?,?)"
-                    " RETURNING event_id, CAST(created_at AS VARCHAR)",
+                    " RETURNING event_id, strftime(created_at, '%Y-%m-%d %H:%M:%S')",
                     [dataset_id, idx, rev + 1, base_revision, kind, reverts, author.strip(), reason,
                      _dumps(current.to_json()), _dumps(new.to_json())])
                 assert written is not None  # INSERT ... RETURNING returns the row

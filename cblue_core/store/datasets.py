@@ -130,7 +130,7 @@ class DatasetStore:
     # ------------------------------------------------------------------ reading
     def all(self, task: str | None = None) -> list[DatasetInfo]:
         sql = ("SELECT dataset_id, task, split, name, source, records, annotations, offset_convention,"
-               " sha256, CAST(created_at AS VARCHAR) FROM datasets")
+               " sha256, strftime(created_at, '%Y-%m-%d %H:%M:%S') FROM datasets")
         params: list[Any] = []
         if task:
             sql += " WHERE task = ?"

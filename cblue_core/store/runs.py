@@ -87,7 +87,7 @@ class RunStore:
 
     def all(self, dataset_id: int | None = None, task: str | None = None) -> list[RunInfo]:
         sql = ("SELECT r.run_id, r.dataset_id, d.task, d.split, r.name, r.source, r.model, r.params,"
-               " r.device, CAST(r.created_at AS VARCHAR), r.metrics FROM runs r"
+               " r.device, strftime(r.created_at, '%Y-%m-%d %H:%M:%S'), r.metrics FROM runs r"
                " JOIN datasets d USING (dataset_id) WHERE 1=1")
         params: list[Any] = []
         if dataset_id is not None:

@@ -1,8 +1,12 @@
 """Real headless Chromium: mark a span with the mouse in the span editor (a custom component in
-an iframe), pick its type, save, reload the page and find the span again."""
+an iframe), pick its type, save, reload the page and find the span again; an unsaved edit
+survives a reload (a draft kept per browser id) and then saves."""
 from __future__ import annotations
 
+import re
+
 import pytest
+from playwright.sync_api import expect
 
 from cblue_core.io.validate import load
 from tests.conftest import SAMPLE_DATA
@@ -95,8 +99,11 @@ def test_keyboard_retype_delete_undo_and_next(app_url, page, output_dir):
     assert len(_spans(frame)) == len(ex.spans) - 1
     page.keyboard.press("Control+z")
     page.keyboard.press("Control+z")
-    page.wait_for_timeout(1500)
-    assert _spans(frame)[0].startswith(f"{first.type}{first.text}")
+    # Streamlit now and then mounts the frame again after a burst of values (seen before the
+    # drafts too): wait for the list, which a new frame draws from the page's state, the same.
+    expect(frame.locator(".se-list li").first).to_have_text(
+        re.compile("^" + re.escape(f"{first.type}{first.text}")), timeout=30_000)
+    page.wait_for_timeout(500)
     page.screenshot(path=str(output_dir / "annotate_keyboard.png"), full_page=True)
     page.keyboard.press("Alt+ArrowRight")
     page.wait_for_function("() => new URL(location.href).searchParams.get('example') === '9'",
@@ -104,3 +111,51 @@ def test_keyboard_retype_delete_undo_and_next(app_url, page, output_dir):
     frame.locator(".se-ch").first.wait_for(timeout=30_000)
     page.wait_for_timeout(500)
     assert "".join(frame.locator(".se-g").all_text_contents()) == _example(9).text
+
+
+def test_an_unsaved_span_edit_survives_a_reload_then_saves(app_url, page, output_dir):
+    ex = _example(11)                      # 幽门螺杆菌感染与慢性胃炎及消化性溃疡的发生密切相关…
+    start = ex.text.index("发生")
+    end = start + 2                        # no span covers 发生
+    assert not any(s.start < end and start < s.end for s in ex.spans)
+    frame = _open(page, app_url, 11)
+    # the editor keeps one random id for this browser in its localStorage (same-origin frame)
+    browser_id = frame.locator("body").evaluate(
+        "() => localStorage.getItem('cblue-studio.span-editor.browser')")
+    assert browser_id and len(browser_id) == 32 and set(browser_id) <= set("0123456789abcdef")
+
+    _drag(page, frame, start, end - 1)
+    frame.locator('.se-type[data-code="bod"]').click()
+    page.get_by_text("Unsaved changes").wait_for(timeout=30_000)
+    page.wait_for_timeout(500)
+
+    page.reload()                          # a new Streamlit session: the edit comes back
+    frame = page.frame_locator(EDITOR)
+    frame.locator(".se-ch").first.wait_for(timeout=60_000)
+    page.get_by_text("Restored your unsaved changes").wait_for(timeout=30_000)
+    page.get_by_text("Unsaved changes:").wait_for(timeout=30_000)
+    wanted = f"bod{ex.text[start:end]}[{start}, {end})"
+    frame.locator(".se-list li", has_text=f"[{start}, {end})").first.wait_for(timeout=30_000)
+    spans = _spans(frame)
+    assert any(s.startswith(wanted) for s in spans), spans
+    assert len(spans) == len(ex.spans) + 1
+    assert frame.locator("body").evaluate(
+        "() => localStorage.getItem('cblue-studio.span-editor.browser')") == browser_id
+    page.screenshot(path=str(output_dir / "annotate_draft_restored.png"), full_page=True)
+
+    page.get_by_label("Reason for the edit (kept with it)").fill("stomach, kept across a reload")
+    page.get_by_label("Reason for the edit (kept with it)").press("Enter")
+    page.wait_for_timeout(800)
+    page.get_by_role("button", name="Save", exact=True).click()
+    page.get_by_text("Saved example 11").wait_for(timeout=30_000)
+
+    page.reload()                          # saved: the draft is gone, the span is gold now
+    frame = page.frame_locator(EDITOR)
+    frame.locator(".se-ch").first.wait_for(timeout=60_000)
+    page.get_by_text("History of this example").wait_for(timeout=30_000)
+    page.wait_for_timeout(1500)            # time for the editor's hello and the rerun after it
+    assert page.get_by_text("Restored your unsaved changes").count() == 0
+    assert page.get_by_text("Unsaved changes:").count() == 0
+    assert any(s.startswith(wanted) for s in _spans(frame))
+    page.locator('[data-testid="stCaptionContainer"]', has_text="stomach, kept across a reload").first.wait_for(
+        timeout=30_000)
