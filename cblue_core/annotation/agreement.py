@@ -187,3 +187,81 @@ def adjudicate(a: Annotation, b: Annotation, keep: Mapping[Any, Any], *,
     triples = merge(a.triples, b.triples, "triple")
     terms = merge(a.terms, b.terms, "term")
     return Annotation(tuple(spans), tuple(triples), label, tuple(terms))
+
+
+@dataclass(frozen=True)
+class DisputedItem:
+    """An item only one of two annotators has: a span, a triple or a term."""
+
+    item: Span | Triple | str
+    in_a: bool                    # True: only A has it; False: only B
+    shown: str                    # the item in words, for a checkbox
+
+
+def _shown(item: Span | Triple | str, text: str) -> str:
+    if isinstance(item, Span):
+        return f"{item.type} {text[item.start:item.end]} [{item.start},{item.end})"
+    if isinstance(item, Triple):
+        return f"({item.subject}, {item.predicate}, {item.object})"
+    return str(item)
+
+
+def disputed_items(a: Annotation, b: Annotation, text: str) -> list[DisputedItem]:
+    """The spans, triples and terms only one of ``a`` and ``b`` has (A's first, each once), as
+    an adjudicator decides on them; items both have are not disputed. Items are compared as
+    :func:`adjudicate` compares them (spans by offsets and type, triples by their three parts).
+
+    >>> a = Annotation((Span(0, 2, "dis"), Span(3, 4, "sym")))
+    >>> b = Annotation((Span(0, 2, "dis"), Span(3, 4, "bod")))
+    >>> [(d.shown, d.in_a) for d in disputed_items(a, b, "感冒 咳")]
+    [('sym 咳 [3,4)', True), ('bod 咳 [3,4)', False)]
+    """
+    out = []
+    pairs: tuple[tuple[Sequence[Span | Triple | str], Sequence[Span | Triple | str]], ...] = (
+        (a.spans, b.spans), (a.triples, b.triples), (a.terms, b.terms))
+    for xs, ys in pairs:
+        ka = {_span_key(x) for x in xs}
+        kb = {_span_key(y) for y in ys}
+        seen: set[tuple] = set()
+        for item in list(xs) + list(ys):
+            k = _span_key(item)
+            if k in seen or (k in ka and k in kb):
+                continue
+            seen.add(k)
+            out.append(DisputedItem(item, k in ka, _shown(item, text)))
+    return out
+
+
+@dataclass(frozen=True)
+class AnnotatorComparison:
+    """Two annotators on the examples both saved: label agreement (kappa and raw) for label
+    tasks, item agreement for the others, and the examples where they differ."""
+
+    common: tuple[int, ...]                # example indices both annotators saved
+    differ: tuple[int, ...]                # those where their annotations differ
+    kappa: float | None = None             # label tasks
+    raw_agreement: float | None = None     # label tasks
+    items: Agreement | None = None         # span, triple and term tasks
+
+
+def compare_annotators(a: Mapping[int, Annotation], b: Mapping[int, Annotation], *,
+                       labels: bool) -> AnnotatorComparison:
+    """Compare two annotators' saved annotations (example index -> annotation) on the examples
+    both have: by label (``labels``) or by item.
+
+    >>> x, y = Annotation(label="1"), Annotation(label="0")
+    >>> c = compare_annotators({0: x, 1: x, 5: x}, {1: x, 5: y}, labels=True)
+    >>> c.common, c.differ, c.raw_agreement
+    ((1, 5), (5,), 0.5)
+    """
+    common = tuple(sorted(set(a) & set(b)))
+    if not common:
+        return AnnotatorComparison((), ())
+    if labels:
+        la, lb = [a[i].label for i in common], [b[i].label for i in common]
+        same = sum(x == y for x, y in zip(la, lb))
+        return AnnotatorComparison(common, tuple(i for i, x, y in zip(common, la, lb) if x != y),
+                                   kappa=cohen_kappa(la, lb), raw_agreement=same / len(common))
+    ag = span_agreement([a[i] for i in common], [b[i] for i in common])
+    return AnnotatorComparison(common, tuple(common[p] for p in ag.disagreements), items=ag)
+

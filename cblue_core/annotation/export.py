@@ -30,9 +30,10 @@ from __future__ import annotations
 import io
 import json
 import re
+import tempfile
 import zipfile
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
@@ -412,7 +413,7 @@ def from_brat(task: TaskSpec, files: dict[str, str | bytes]) -> list[Example]:
     return out
 
 
-def zip_files(files: dict[str, str | bytes]) -> bytes:
+def zip_files(files: Mapping[str, str | bytes]) -> bytes:
     """A zip archive of named files (a brat export for download)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -815,7 +816,7 @@ def export_dataset(ws, dataset_id: int, out: str | Path, fmt: str = "official",
     gold = ws.annotations.gold_examples(dataset_id, version)
     stem = export_stem(task, info.split, version)
     if fmt == "brat":
-        files = to_brat(task, gold)
+        files = format_files(task, gold, fmt, stem)
         if target.suffix.lower() == ".zip":
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(zip_files(dict(files)))
@@ -825,6 +826,53 @@ def export_dataset(ws, dataset_id: int, out: str | Path, fmt: str = "official",
             (target / name).write_text(content, encoding="utf-8", newline="")
         return [target]
     folder, name = (target, stem) if _is_folder(target) else (target.parent, target.stem)
-    built = doccano_files(task, gold, name) if fmt == "doccano" else label_studio_files(task, gold, name)
+    built = format_files(task, gold, fmt, name)
     folder.mkdir(parents=True, exist_ok=True)
     return [write_text(folder / fname, content) for fname, content in built.items()]
+
+
+def format_files(task: TaskSpec, gold: Sequence[Example], fmt: str, name: str) -> dict[str, str]:
+    """The files of an annotation-tool export (brat, doccano, label-studio): name -> content;
+    ``name`` names the doccano and Label Studio files."""
+    if fmt == "brat":
+        return dict(to_brat(task, gold))
+    if fmt == "doccano":
+        return doccano_files(task, gold, name)
+    if fmt == "label-studio":
+        return label_studio_files(task, gold, name)
+    raise ValueError(f"{fmt!r} is not an annotation-tool format (brat, doccano, label-studio)")
+
+
+@dataclass(frozen=True)
+class Download:
+    """One export as a browser download: a file name, its bytes and their media type."""
+
+    file_name: str
+    data: bytes
+    mime: str
+
+
+FORMAT_TITLES = {
+    "official": "Official format",
+    "brat": "brat (zip of .txt/.ann + annotation.conf)",
+    "doccano": "doccano (zip of the JSONL and a README on the project settings it needs)",
+    "label-studio": "Label Studio (zip of the tasks and their labeling config)",
+}
+
+
+def export_download(ws, dataset_id: int, fmt: str, version: str | None = None) -> Download:
+    """The split at ``version`` in ``fmt`` as one download: the official file itself (named as
+    the official split file), or a zip of an annotation tool's files. Raises ValueError as
+    :func:`export_dataset` does."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (expected one of {', '.join(FORMATS)})")
+    version = None if version == "current" else version
+    info, task = _dataset(ws, dataset_id)
+    stem = export_stem(task, info.split, version)
+    if fmt == "official":
+        with tempfile.TemporaryDirectory() as tmp:
+            data = export_official(ws, dataset_id, version, Path(tmp)).read_bytes()
+        return Download(task.files.get(info.split) or f"{stem}.json", data, "application/json")
+    tag = fmt.replace("-", "_")
+    files = format_files(task, ws.annotations.gold_examples(dataset_id, version), fmt, f"{stem}_{tag}")
+    return Download(f"{stem}_{tag}.zip", zip_files(files), "application/zip")

@@ -107,3 +107,31 @@ def test_agreement_between_two_authors_in_a_workspace(ws):
     ag = span_agreement([alice[i] for i in common], [bob[i] for i in common])
     n_alice = sum(len(alice[i].spans) for i in common)
     assert ag.recall == pytest.approx((n_alice - 2) / n_alice) and ag.precision == 1.0
+
+
+def test_disputed_items_each_once_with_its_side():
+    from cblue_core.annotation.agreement import disputed_items
+
+    text = "糖尿病可致肾病"
+    a = Annotation((S(0, 3, "dis"), S(5, 7, "dis"), S(5, 7, "dis")), terms=("高血压", "糖尿病"))
+    b = Annotation((S(0, 3, "dis"), S(5, 7, "sym")), (Triple("糖尿病", "并发症", "肾病", "疾病", "疾病"),),
+                   terms=("糖尿病",))
+    got = [(d.shown, d.in_a) for d in disputed_items(a, b, text)]
+    assert got == [("dis 肾病 [5,7)", True), ("sym 肾病 [5,7)", False),
+                   ("(糖尿病, 并发症, 肾病)", False), ("高血压", True)]
+    assert disputed_items(a, a, text) == []
+    # keeping exactly the disputed items A has gives back A's items (the adjudication round trip)
+    keep = {d.item: d.in_a for d in disputed_items(a, b, text)}
+    assert set(adjudicate(a, b, keep).spans) == set(a.spans)
+
+
+def test_compare_annotators_by_item_and_by_label():
+    from cblue_core.annotation.agreement import compare_annotators
+
+    c = compare_annotators(dict(enumerate(A)), {0: B[0], 2: B[2], 9: Annotation()}, labels=False)
+    assert c.common == (0, 2) and c.differ == (0,) and c.items is not None and c.kappa is None
+    assert c.items.examples == 2
+    c = compare_annotators({1: Annotation(label="a"), 2: Annotation(label="b")},
+                           {1: Annotation(label="a"), 2: Annotation(label="a")}, labels=True)
+    assert c.differ == (2,) and c.raw_agreement == 0.5 and c.kappa == pytest.approx(0.0)
+    assert compare_annotators({1: A[0]}, {2: B[0]}, labels=False).common == ()

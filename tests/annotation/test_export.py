@@ -226,3 +226,29 @@ def test_official_export_keeps_exclusive_ends_and_record_layout(ws, tmp_path):
     first = json.loads(out2.read_text(encoding="utf-8"))[0]
     orig = records_of(CTC_DEV)[0]
     assert list(first) == list(orig) and first["id"] == orig["id"] and first["label"] == "Smoking Status"
+
+
+def test_a_download_holds_the_same_files_as_the_cli_export(ws, tmp_path):
+    """The Annotate page's downloads and `export --format` are one piece of code: the zip of a
+    download holds exactly the files the CLI writes, and the official download is the file."""
+    from cblue_core.annotation.export import FORMAT_TITLES, FORMATS, export_dataset, export_download, unzip_files
+
+    did = ingest(ws, CMEEE_DEV)
+    edit(ws, did, 0, lambda a: Annotation(a.spans[1:]))
+    ws.annotations.create_version(did, "v 1/x", "curator")
+    assert set(FORMAT_TITLES) == set(FORMATS)
+    targets = {"official": "official", "brat": "brat", "doccano": "CMeEE_dev_v_1_x_doccano.jsonl",
+               "label-studio": "CMeEE_dev_v_1_x_label_studio.json"}
+    for fmt in FORMATS:
+        download = export_download(ws, did, fmt, "v 1/x")
+        out = tmp_path / fmt
+        written = export_dataset(ws, did, out / targets[fmt], fmt, "v 1/x")
+        if fmt == "official":
+            assert (download.file_name, download.mime) == ("CMeEE_dev.json", "application/json")
+            assert download.data == written[0].read_bytes()
+            continue
+        assert download.file_name == f"CMeEE_dev_v_1_x_{fmt.replace('-', '_')}.zip"
+        on_disk = {p.name: p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file()}
+        assert unzip_files(download.data) == on_disk
+    with pytest.raises(ValueError, match="unknown export format"):
+        export_download(ws, did, "xml")

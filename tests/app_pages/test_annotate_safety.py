@@ -170,7 +170,7 @@ def test_an_unsaved_span_edit_is_restored_in_a_new_session_of_the_same_browser(o
     assert restored_notes(third)
 
     third.text_input(key="ann_reason").input("restored after a reload")
-    ok(button(third, "ann_save").click().run())
+    editor(third, "save", span_dicts(d["ann"].spans), doc, bid)        # the span editor's Save (Ctrl+S)
     assert any(f"Saved example {idx}" in s for s in messages(third, "success")), messages(third)
     ev = store(safe_db).annotations.events(did, idx)[-1]
     assert ev.reason == "restored after a reload" and (2, 4, "bod") in {(s.start, s.end, s.type)
@@ -217,7 +217,7 @@ def test_a_discarded_draft_is_not_restored_and_a_stale_one_conflicts(open_page, 
     assert restored_notes(b)
     assert b.session_state["ann_drafts"][doc]["base"] == rev
     assert any("Saved meanwhile by someone else" in w for w in messages(b, "warning"))
-    ok(button(b, "ann_save").click().run())
+    editor(b, "save", span_dicts(b.session_state["ann_drafts"][doc]["ann"].spans), doc, bid)
     assert any("Edit conflict" in e for e in messages(b)), messages(b)
     assert store(safe_db).annotations.current(did, idx) == (theirs.after, theirs.revision)
 
@@ -268,7 +268,7 @@ def test_read_only_mode_disables_every_write(ro_db, monkeypatch):
     at = ok(open_page({"task": "CMeEE", "split": "dev", "example": 0}, user="alice"))
     notes = [m for m in messages(at, "info") if "Read-only mode" in m]
     assert notes == ["Read-only mode: editing is switched off on this server."]
-    assert button(at, "ann_save").disabled and button(at, "ann_undo_mine").disabled
+    assert button(at, "ann_undo_mine").disabled
     reverts = [b for b in at.button if (b.key or "").startswith("ann_revert::")]
     assert len(reverts) == 2 and all(b.disabled for b in reverts)
     assert at.text_input(key="ann_reason").disabled
@@ -320,7 +320,7 @@ def test_unexpected_failures_are_logged_with_their_traceback(open_page, safe_db,
     at = open_page(q)
     editor(at, "change", spans + [{"start": 0, "end": 1, "type": "sym"}], doc, None)
     monkeypatch.setattr(AnnotationStore, "save", broken_save)
-    ok(button(at, "ann_save").click().run())
+    editor(at, "save", spans + [{"start": 0, "end": 1, "type": "sym"}], doc, None)
     shown = " ".join(messages(at))
     assert "Not saved: Saving an annotation failed unexpectedly (RuntimeError)" in shown, shown
     text = log.read_text(encoding="utf-8")

@@ -1,0 +1,133 @@
+"""The Agreement tab: two annotators compared on the examples both saved (Cohen's kappa for
+labels, item F1 for spans, triples and terms), and adjudication of an example where they differ.
+
+Adjudication saves on the revision the adjudicator was shown, recorded when the comparison
+opens, so that an edit saved by someone else meanwhile is a conflict, never overwritten."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+import streamlit as st
+
+from app_pages.annotate.actions import failure
+from app_pages.annotate.context import Context, show_annotation
+from app_pages.annotate.session import doc_key
+from app_pages.common import md, user_name
+from app_pages.keys import Annotate as K
+from cblue_core.annotation.agreement import (
+    AnnotatorComparison,
+    adjudicate,
+    compare_annotators,
+    disputed_items,
+)
+from cblue_core.annotation.model import Annotation, EditConflict
+
+
+def render(ctx: Context) -> None:
+    did = ctx.dataset_id
+    authors = ctx.ws.annotations.authors(did)
+    if len(authors) < 2:
+        st.info("Agreement compares the saved edits of two annotators on this split; so far: "
+                f"{md(', '.join(authors) or 'nobody')}. Each annotator sets a name in the sidebar and "
+                "saves their version of the same examples.")
+        return
+    g1, g2 = st.columns(2)
+    a_name = g1.selectbox("Annotator A", authors, index=0, key=K.ANNOTATOR_A)
+    ma = ctx.ws.annotations.by_author(did, a_name)
+    others = [x for x in authors if x != a_name]
+    shared = {x: len(set(ma) & set(ctx.ws.annotations.by_author(did, x))) for x in others}
+    b_name = g2.selectbox("Annotator B", others, key=K.ANNOTATOR_B,
+                          index=others.index(max(others, key=lambda x: shared[x])),
+                          format_func=lambda x: f"{x} ({shared[x]} examples in common)")
+    mb = ctx.ws.annotations.by_author(did, b_name)
+    comparison = compare_annotators(ma, mb, labels=ctx.kind == "label")
+    if not comparison.common:
+        st.info(f"{md(a_name)} and {md(b_name)} have saved no example in common.")
+        return
+    _figures(ctx, comparison, a_name, b_name)
+    st.markdown("**Adjudication**")
+    if not comparison.differ:
+        st.success("The two annotators agree on every common example.")
+        return
+    _adjudicate(ctx, comparison, (a_name, ma), (b_name, mb))
+
+
+def _figures(ctx: Context, c: AnnotatorComparison, a_name: str, b_name: str) -> None:
+    if c.items is None:
+        k1, k2 = st.columns(2)
+        k1.metric("Cohen's kappa", f"{c.kappa:.3f}")
+        k2.metric("Raw agreement", f"{c.raw_agreement:.3f}", help=f"{len(c.common):d} examples")
+        return
+    ag = c.items
+    k1, k2, k3, k4 = st.columns(4)
+    k1.metric("F1", f"{ag.f1:.3f}")
+    k2.metric(f"Precision ({md(b_name)} vs {md(a_name)})", f"{ag.precision:.3f}")
+    k3.metric("Recall", f"{ag.recall:.3f}")
+    k4.metric("Examples", ag.examples)
+    if ag.per_type:
+        st.dataframe(pd.DataFrame([{"type": ctx.task.display_label(t), **p.to_dict()} for t, p in ag.per_type.items()]),
+                     hide_index=True, width="stretch")
+
+
+def _seen_revision(ctx: Context, pick: int, rev_now: int) -> int:
+    """The revision of ``pick`` the adjudicator was shown (recorded when the comparison opened)."""
+    seen = st.session_state.get(K.ADJ_SEEN)
+    if not seen or seen[0] != doc_key(ctx.dataset_id, pick):
+        seen = (doc_key(ctx.dataset_id, pick), rev_now)
+        st.session_state[K.ADJ_SEEN] = seen
+    return seen[1]
+
+
+def _adjudicate(ctx: Context, c: AnnotatorComparison, a: tuple[str, Mapping[int, Annotation]],
+                b: tuple[str, Mapping[int, Annotation]]) -> None:
+    (a_name, ma), (b_name, mb) = a, b
+    did, task = ctx.dataset_id, ctx.task
+    pick = st.selectbox("Example where they differ", list(c.differ), key=K.ADJ_EXAMPLE)
+    ex = ctx.ws.datasets.example(did, pick)
+    _gold_now, rev_now = ctx.ws.annotations.current(did, pick)
+    seen_rev = _seen_revision(ctx, pick, rev_now)
+    a_ann, b_ann = ma[pick], mb[pick]
+    j1, j2 = st.columns(2)
+    with j1:
+        st.markdown(f"**A: {md(a_name)}**")
+        show_annotation(ex, a_ann, task)
+    with j2:
+        st.markdown(f"**B: {md(b_name)}**")
+        show_annotation(ex, b_ann, task)
+
+    keep: dict = {}
+    if a_ann.label != b_ann.label:
+        keep["label"] = st.radio(
+            "Label to keep", ["a", "b"], horizontal=True, key=K.adj_label(pick),
+            format_func=lambda w: f"{md(a_name if w == 'a' else b_name)}: "
+                                  f"{md(task.display_label((a_ann if w == 'a' else b_ann).label or '∅'))}")
+    disputed = disputed_items(a_ann, b_ann, ex.text)
+    if disputed:
+        st.caption("Items only one annotator has: tick those to keep (items both have are kept).")
+    for n, item in enumerate(disputed):
+        who = a_name if item.in_a else b_name
+        keep[item.item] = st.checkbox(f"{md(item.shown)} — only {md(who)}", value=item.in_a,
+                                      key=K.adj_item(pick, n))
+    result = adjudicate(a_ann, b_ann, keep)
+    st.markdown("**Adjudicated**")
+    show_annotation(ex, result, task)
+    if rev_now != seen_rev:
+        st.warning(f"Example {pick:d} was saved meanwhile (now revision {rev_now:d}; the comparison was "
+                   f"opened at revision {seen_rev:d}): saving will be refused. Reopen the comparison to "
+                   "adjudicate on it.")
+        st.button("Reopen the comparison on the current gold", key=K.ADJ_RELOAD,
+                  on_click=lambda: st.session_state.pop(K.ADJ_SEEN, None))
+    st.caption(f"Saved on revision {seen_rev:d} of example {pick:d}, the one shown.")
+    if st.button("Save the adjudicated version", type="primary", key=K.ADJ_SAVE,
+                 disabled=ctx.read_only) and not ctx.read_only:
+        try:
+            ev = ctx.ws.annotations.save(did, pick, result, author=user_name(), base_revision=seen_rev,
+                                         reason=f"adjudication of {a_name} and {b_name}")
+        except EditConflict as exc:
+            st.error(f"Edit conflict: not saved: {md(exc)}")
+        except Exception as exc:  # noqa: BLE001 - ValueError: refused; the others logged
+            st.error(f"Not saved: {md(failure('Saving an adjudication', exc))}")
+        else:
+            st.session_state.pop(K.ADJ_SEEN, None)   # next view: the new revision
+            st.success(f"Saved example {pick:d} as event #{ev.event_id:d}.")
