@@ -182,7 +182,7 @@ def sidebar() -> None:
                            "the built-in models/ and $CBLUE_STUDIO_MODELS.")
 
 
-@st.cache_resource
+@st.cache_data
 def _cuda() -> bool:
     from cblue_core.models.devices import cuda_available, gpu_hardware_absent
     # Every page draws the sidebar: without GPU hardware, skip importing torch just to learn that.
@@ -268,10 +268,11 @@ def load_model(path, task: str, device: str):
     return _load_model(str(path), task, device)
 
 
-@st.cache_resource(max_entries=32, show_spinner="Scoring the run…")
+@st.cache_data(max_entries=32, show_spinner="Scoring the run…")
 def run_evaluation_cached(path: str, run_id: int):
     """A stored run re-scored once per process (per-example statistics for slices, buckets,
-    comparisons); runs never change after they are stored."""
+    comparisons); runs never change after they are stored. Data, so ``cache_data``: each caller
+    gets its own copy and cannot change what another session reads."""
     from cblue_core.runs import run_evaluation
 
     return run_evaluation(shared_workspace(path).cursor(), run_id)

@@ -231,7 +231,13 @@ def test_official_export_keeps_exclusive_ends_and_record_layout(ws, tmp_path):
 def test_a_download_holds_the_same_files_as_the_cli_export(ws, tmp_path):
     """The Annotate page's downloads and `export --format` are one piece of code: the zip of a
     download holds exactly the files the CLI writes, and the official download is the file."""
-    from cblue_core.annotation.export import FORMAT_TITLES, FORMATS, export_dataset, export_download, unzip_files
+    from cblue_core.annotation.export import (
+        FORMAT_TITLES,
+        FORMATS,
+        export_dataset,
+        export_download,
+        unzip_files,
+    )
 
     did = ingest(ws, CMEEE_DEV)
     edit(ws, did, 0, lambda a: Annotation(a.spans[1:]))
