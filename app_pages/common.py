@@ -12,6 +12,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from app_pages import url_state
+from app_pages.keys import Param, Sidebar
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.store.roots import check_workspace_path
 from cblue_core.store.workspace import Workspace, WorkspaceError, WorkspaceLocked, connect, default_db_path
@@ -57,7 +59,7 @@ def shared_workspace(path: str) -> Workspace:
 def db_path() -> str:
     """The workspace file: the server's default, or one a visitor typed under the allowed roots
     (:func:`cblue_core.store.roots.check_workspace_path`; raises WorkspaceError otherwise)."""
-    typed = (st.session_state.get("db_path") or "").strip()
+    typed = (st.session_state.get(Sidebar.DB_PATH) or "").strip()
     default = str(default_db_path())
     if not typed or typed == default:
         return default
@@ -156,28 +158,28 @@ def counted(n: int, noun: str) -> str:
 
 
 def user_name() -> str:
-    return st.session_state.get("user_name") or os.environ.get("USER", "") or "anonymous"
+    return st.session_state.get(Sidebar.USER_NAME) or os.environ.get("USER", "") or "anonymous"
 
 
 def demo_mode() -> bool:
     """The clinician demo (``?demo=1``): a clean surface without developer controls."""
-    return st.query_params.get("demo") == "1"
+    return st.query_params.get(Param.DEMO) == "1"
 
 
 def sidebar() -> None:
     if demo_mode():
         return          # the demo shows task and model on its page, nothing else
     with st.sidebar:
-        st.text_input("Workspace file", value=str(default_db_path()), key="db_path",
+        st.text_input("Workspace file", value=str(default_db_path()), key=Sidebar.DB_PATH,
                       disabled=read_only(),
                       help="A DuckDB file under the folders this server allows (its workspace/ "
                            "folder, the folder of $CBLUE_STUDIO_DB, $CBLUE_STUDIO_ROOTS); created "
                            "and filled with the sample data when new.")
-        st.text_input("Your name", key="user_name", placeholder="shown on your annotations")
+        st.text_input("Your name", key=Sidebar.USER_NAME, placeholder="shown on your annotations")
         devices = ["cpu"] + (["cuda"] if _cuda() else [])
-        st.selectbox("Device", devices, key="device",
+        st.selectbox("Device", devices, key=Sidebar.DEVICE,
                      help="Where models run. CUDA appears when a GPU is present.")
-        st.text_input("Model folders", key="model_dirs", placeholder="/path/to/checkpoints",
+        st.text_input("Model folders", key=Sidebar.MODEL_DIRS, placeholder="/path/to/checkpoints",
                       help="Extra folders with local checkpoints (os.pathsep-separated), besides "
                            "the built-in models/ and $CBLUE_STUDIO_MODELS.")
 
@@ -190,13 +192,13 @@ def _cuda() -> bool:
 
 
 def device_choice() -> str:
-    return st.session_state.get("device") or "cpu"
+    return st.session_state.get(Sidebar.DEVICE) or "cpu"
 
 
 def available_models():
     from cblue_core.models.registry import list_models
 
-    extra = [p for p in (st.session_state.get("model_dirs") or "").split(os.pathsep) if p.strip()]
+    extra = [p for p in (st.session_state.get(Sidebar.MODEL_DIRS) or "").split(os.pathsep) if p.strip()]
     return list_models(extra)
 
 
@@ -278,20 +280,17 @@ def run_evaluation_cached(path: str, run_id: int):
     return run_evaluation(shared_workspace(path).cursor(), run_id)
 
 
-def pick_run(ws: Workspace, key: str, label: str = "Run", param: str = "run"):
+def pick_run(ws: Workspace, key: str, label: str = "Run", param: str = Param.RUN):
     """A run selector that follows (and writes) the URL query parameter ``param``."""
     runs = ws.runs.all()
     if not runs:
         st.info("No runs yet: import a predictions file on the Runs page.")
         st.stop()
-    ids = [r.run_id for r in runs]
-    wanted = st.query_params.get(param)
-    if key not in st.session_state and wanted and wanted.isdigit() and int(wanted) in ids:
-        st.session_state[key] = int(wanted)
     by_id = {r.run_id: r for r in runs}
+    url_state.seed(key, param, url_state.int_in(by_id))
     # Selectbox options are plain text (not Markdown): the run's name is shown as typed.
-    run_id = st.selectbox(md(label), ids, key=key, format_func=lambda i: run_label(by_id[i]))
-    st.query_params[param] = str(run_id)
+    run_id = st.selectbox(md(label), list(by_id), key=key, format_func=lambda i: run_label(by_id[i]))
+    url_state.show({param: run_id})
     return by_id[run_id]
 
 

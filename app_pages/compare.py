@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app_pages import url_state
 from app_pages.common import (
     db_path,
     md,
@@ -17,6 +18,8 @@ from app_pages.common import (
     workspace,
 )
 from app_pages.html_view import show_html
+from app_pages.keys import Compare as K
+from app_pages.keys import Param
 from cblue_core.render.example import example_html
 from cblue_core.runs import compare_runs
 from cblue_core.store.workspace import WorkspaceError
@@ -34,19 +37,17 @@ def render() -> None:
     st.title("Compare runs")
     c1, c2 = st.columns(2)
     with c1:
-        run_a = pick_run(ws, "cmp_a", "Run A", param="a")
+        run_a = pick_run(ws, K.RUN_A, "Run A", param=Param.RUN_A)
     same_split = [r for r in ws.runs.all(dataset_id=run_a.dataset_id) if r.run_id != run_a.run_id]
     if not same_split:
         st.info(f"Run A is the only run on {md(run_a.task)} {md(run_a.split)}: import another one to compare.")
         st.stop()
     by_id = {r.run_id: r for r in same_split}
-    wanted = st.query_params.get("b")
-    if "cmp_b" not in st.session_state and wanted and wanted.isdigit() and int(wanted) in by_id:
-        st.session_state.cmp_b = int(wanted)
+    url_state.seed(K.RUN_B, Param.RUN_B, url_state.int_in(by_id))
     with c2:
-        b_id = st.selectbox("Run B (same split)", list(by_id), key="cmp_b",
+        b_id = st.selectbox("Run B (same split)", list(by_id), key=K.RUN_B,
                             format_func=lambda i: run_label(by_id[i]))
-    st.query_params["b"] = str(b_id)
+    url_state.show({Param.RUN_B: b_id})
     run_b = by_id[b_id]
     task = get_task(run_a.task)
     try:
@@ -73,7 +74,7 @@ def render() -> None:
         st.caption("Save slices on the Errors page to see per-slice deltas here.")
     lists = {"A right, B wrong": cmp.a_right_b_wrong, "B right, A wrong": cmp.b_right_a_wrong,
              "both wrong": cmp.both_wrong}
-    choice = st.radio("Examples", list(lists), horizontal=True, key="cmp_list",
+    choice = st.radio("Examples", list(lists), horizontal=True, key=K.LIST,
                       format_func=lambda k: f"{md(k)} ({len(lists[k]):d})")
     idxs = lists[choice]
     if not idxs:
@@ -82,7 +83,7 @@ def render() -> None:
         gold_texts = {ex.index: ex.text for ex in ws.datasets.examples(run_a.dataset_id) if ex.index in set(idxs)}
         table = pd.DataFrame({"idx": idxs, "text": [gold_texts.get(i, "")[:120] for i in idxs]})
         event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun",
-                             selection_mode="single-row", key="cmp_table")
+                             selection_mode="single-row", key=K.TABLE)
         picked = selected(event)
         idx = int(table.iloc[picked[0]]["idx"]) if picked else int(idxs[0])
         gold = ws.datasets.example(run_a.dataset_id, idx)

@@ -15,8 +15,105 @@ class Param:
     TASK = "task"
     SPLIT = "split"
     EXAMPLE = "example"
-    RUN = "run"
-    TAB = "tab"
+    RUN = "run"              # Errors; Compare's run A is ``a``
+    RUN_A = "a"
+    RUN_B = "b"
+    TAB = "tab"              # Errors: a tab's slug
+    SLICE = "slice"          # Errors: a saved slice's name
+    DEMO = "demo"            # Live: 1 for the clinicians' demo
+
+
+class Sidebar:
+    """The sidebar every page shares (kept for the session)."""
+
+    DB_PATH = "db_path"
+    USER_NAME = "user_name"
+    DEVICE = "device"
+    MODEL_DIRS = "model_dirs"
+
+
+class Datasets:
+    TASK = "ds_task"
+    SPLIT = "ds_split"
+    EXAMPLE = "ds_example"
+    UPLOAD = "ds_upload"
+    UPLOAD_TASK = "ds_upload_task"
+    UPLOAD_SPLIT = "ds_upload_split"
+    STORE = "ds_store"
+    CONTAINS = "ds_q"
+    REGEX = "ds_re"
+    NESTED = "ds_nested"
+    TYPES = "ds_types"
+    SQL = "ds_sql"
+    PAGE = "ds_page"
+    TABLE = "ds_table"
+    LAST_SELECTION = "ds_last_selection"
+    PREV = "ds_prev"
+    NEXT = "ds_next"
+    VALIDATED_UPLOAD = "_validated_upload"   # the last upload's validation (app_pages.uploads)
+
+    @staticmethod
+    def chart(n: int) -> str:
+        return f"ds_chart_{n}"
+
+
+class Live:
+    DEMO = "live_demo"
+    TASK = "live_task"
+    MODEL = "live_model"
+    SOURCE = "live_source"
+    TEXT = "live_text"
+    TEXT2 = "live_text2"
+    EXAMPLE = "live_example"
+    CONFIRM = "live_confirm"
+    RUN = "live_run"
+
+
+class Runs:
+    IMPORT_OPEN = "runs_import_open"
+    IMPORT_FIRST = "runs_import_first"     # the import expander starts open in an empty workspace
+    UPLOAD = "runs_upload"
+    NAME = "runs_name"
+    ALLOW_MISSING = "runs_allow_missing"
+    IMPORT = "runs_import"
+    IMPORT_SPLIT = "runs_dataset"
+    MODEL_SPLIT = "runs_model_dataset"
+    MODEL = "runs_model"
+    MODEL_BATCH = "runs_model_batch"
+    MODEL_NAME = "runs_model_name"
+    MODEL_GO = "runs_model_go"
+    SELECTED = "runs_selected"
+    OPEN_ERRORS = "runs_open_errors"
+    EXPORT = "runs_export"
+    DELETE = "runs_delete"
+
+
+class Errors:
+    RUN = "err_run"
+    TAB = "err_tab"
+    FILTER = "err_filter"                  # which error rows a click selected
+    EXAMPLE = "err_example"                # the example shown under the rows
+    ROWS = "err_rows"
+    NORMALISE = "err_norm"
+    MATRIX = "err_cm"
+    TAXONOMY = "err_tax"
+    TAG = "err_tag"
+    SLICE = "err_slice"
+    SLICE_NAME = "err_slice_name"
+    SLICE_PREDICATE = "err_slice_pred"
+    SLICE_SAVE = "err_slice_save"
+    GOLD_VERSION = "err_gold_version"
+
+    @staticmethod
+    def bucket(start: int, feature: str) -> str:
+        return f"err_bucket_{start}_{feature}"
+
+
+class Compare:
+    RUN_A = "cmp_a"
+    RUN_B = "cmp_b"
+    LIST = "cmp_list"
+    TABLE = "cmp_table"
 
 
 class Annotate:

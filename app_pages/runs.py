@@ -23,6 +23,8 @@ from app_pages.common import (
     run_label,
     workspace,
 )
+from app_pages.keys import Param
+from app_pages.keys import Runs as K
 from app_pages.navigation import page_file
 from cblue_core.io.errors import FileRefused
 from cblue_core.runs import export_run, import_run, model_run
@@ -45,21 +47,21 @@ def render() -> None:
                       key=lambda d: (list(REGISTRY).index(d.task) if d.task in REGISTRY else len(REGISTRY),
                                      d.split != "dev", d.dataset_id))
     # Open on a fresh workspace; then as the user left it (the first import must not fold it away).
-    with st.expander("Import a predictions file", key="runs_import_open",
-                     expanded=st.session_state.setdefault("runs_import_first", not ws.runs.all())):
+    with st.expander("Import a predictions file", key=K.IMPORT_OPEN,
+                     expanded=st.session_state.setdefault(K.IMPORT_FIRST, not ws.runs.all())):
         if not datasets:
             st.info("No labelled split in the workspace yet.")
         else:
             by_id = {d.dataset_id: d for d in datasets}
-            target = pick_split(datasets, "runs_dataset")
+            target = pick_split(datasets, K.IMPORT_SPLIT)
             task = REGISTRY[by_id[target].task]
             st.caption(f"Expected: {md(task.name)} predictions in the official submission format "
                        f"({md(task.submission_file)}), matched by {md(task.key_field)}.")
-            upload = st.file_uploader("Predictions file", type=["json", "jsonl", "tsv", "txt"], key="runs_upload")
-            name = st.text_input("Run name", key="runs_name", placeholder="e.g. bert-base seed 1")
-            allow_missing = st.checkbox("Score gold examples without a prediction as empty", key="runs_allow_missing")
+            upload = st.file_uploader("Predictions file", type=["json", "jsonl", "tsv", "txt"], key=K.UPLOAD)
+            name = st.text_input("Run name", key=K.NAME, placeholder="e.g. bert-base seed 1")
+            allow_missing = st.checkbox("Score gold examples without a prediction as empty", key=K.ALLOW_MISSING)
             read_only_notice("importing runs")
-            if upload is not None and st.button("Import and score", type="primary", key="runs_import",
+            if upload is not None and st.button("Import and score", type="primary", key=K.IMPORT,
                                                 disabled=read_only()):
                 try:
                     result = import_run(ws, target, upload.getvalue(), name=name or upload.name,
@@ -81,18 +83,18 @@ def render() -> None:
             st.info("No model predicts the task of a labelled split in the workspace.")
         else:
             by_id = {d.dataset_id: d for d in runnable}
-            target = pick_split(runnable, "runs_model_dataset")
+            target = pick_split(runnable, K.MODEL_SPLIT)
             split = by_id[target]
             task_models = {m.name: m for m in models if m.task == split.task}
             c1, c2 = st.columns([3, 1])
-            model_name = c1.selectbox("Model", list(task_models), key="runs_model",
+            model_name = c1.selectbox("Model", list(task_models), key=K.MODEL,
                                       format_func=lambda n: f"{n} ({task_models[n].source})")
-            batch = c2.number_input("Batch size", min_value=1, max_value=1024, value=32, key="runs_model_batch")
-            name = st.text_input("Run name", key="runs_model_name", placeholder=f"{model_name} on {split.split}")
+            batch = c2.number_input("Batch size", min_value=1, max_value=1024, value=32, key=K.MODEL_BATCH)
+            name = st.text_input("Run name", key=K.MODEL_NAME, placeholder=f"{model_name} on {split.split}")
             device = device_choice()
             read_only_notice("storing model runs")
             if st.button(f"Predict {split.records:,} examples on {md(device)} and score", type="primary",
-                         key="runs_model_go", disabled=read_only()):
+                         key=K.MODEL_GO, disabled=read_only()):
                 bar = st.progress(0.0, text="Loading the model…")
                 done = [0]
 
@@ -131,7 +133,7 @@ def render() -> None:
                                 "95% CI low": st.column_config.NumberColumn(format="%.4f"),
                                 "95% CI high": st.column_config.NumberColumn(format="%.4f")})
     by_run = {r.run_id: r for r in runs}
-    chosen = st.selectbox("Run", list(by_run), key="runs_selected", format_func=lambda i: run_label(by_run[i]))
+    chosen = st.selectbox("Run", list(by_run), key=K.SELECTED, format_func=lambda i: run_label(by_run[i]))
     run = by_run[chosen]
     overlap_warning(run)
     metrics = run.metrics
@@ -145,13 +147,13 @@ def render() -> None:
     if run.params:   # a model run's model, device, batch size, time and decoding settings; an import's file
         st.caption("Made with: " + " · ".join(f"{md(k)} {md(v)}" for k, v in run.params.items()))
     c1, c2, c3 = st.columns(3)
-    if c1.button("Open in Errors", key="runs_open_errors"):
-        st.switch_page(page_file("errors"), query_params={"run": str(chosen)})
+    if c1.button("Open in Errors", key=K.OPEN_ERRORS):
+        st.switch_page(page_file("errors"), query_params={Param.RUN: str(chosen)})
     with tempfile.TemporaryDirectory() as tmp:
         path = export_run(ws, chosen, tmp)
         c2.download_button(f"Export {md_name(path.name)}", Path(path).read_bytes(), file_name=path.name,
-                           key="runs_export")
-    if c3.button("Delete this run", key="runs_delete", disabled=read_only()):
+                           key=K.EXPORT)
+    if c3.button("Delete this run", key=K.DELETE, disabled=read_only()):
         ws.runs.delete(chosen)
-        st.session_state.pop("runs_selected", None)
+        st.session_state.pop(K.SELECTED, None)
         st.rerun()

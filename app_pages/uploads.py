@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
+from app_pages.keys import Datasets
 from cblue_core.io.validate import LoadedDataset, validate
 
-SESSION_KEY = "_validated_upload"
+SESSION_KEY = Datasets.VALIDATED_UPLOAD
 
 
 def upload_limit_bytes() -> int:

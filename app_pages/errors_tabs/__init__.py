@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages import url_state
 from app_pages.common import pick_run, workspace
 from app_pages.errors_tabs import buckets, gold, header, labels, matrix, rows, slices, taxonomy
+from app_pages.keys import Errors as K
+from app_pages.keys import Param
 
 TABS = ["Per label", "Confusion matrix", "Error taxonomy", "Buckets", "Slices", "Corrected gold"]
 DRAW = [labels.render, matrix.render, taxonomy.render, buckets.render, slices.render, gold.render]
@@ -20,14 +23,14 @@ SLUGS = ["labels", "matrix", "taxonomy", "buckets", "slices", "gold"]     # ?tab
 def render() -> None:
     ws = workspace()
     st.title("Errors")
-    run = pick_run(ws, "err_run")
+    run = pick_run(ws, K.RUN)
     header.render(ws, run)
-    wanted = st.query_params.get("tab") or ("slices" if st.query_params.get("slice") else None)
-    if wanted in SLUGS and "err_tab" not in st.session_state:   # the URL picks the first tab only
-        st.session_state.err_tab = TABS[SLUGS.index(wanted)]
-    for tab, draw, slug in zip(st.tabs(TABS, key="err_tab", on_change="rerun"), DRAW, SLUGS):
+    # the URL picks the first tab only; a slice link opens the Slices tab
+    if not url_state.seed(K.TAB, Param.TAB, url_state.mapped(dict(zip(SLUGS, TABS)))):
+        url_state.seed(K.TAB, Param.SLICE, lambda _name: "Slices")
+    for tab, draw, slug in zip(st.tabs(TABS, key=K.TAB, on_change="rerun"), DRAW, SLUGS):
         if tab.open:
-            st.query_params["tab"] = slug
+            url_state.show({Param.TAB: slug})
             with tab:
                 draw(ws, run)
     rows.render(ws, run)

@@ -8,6 +8,7 @@ import streamlit as st
 
 from app_pages.common import db_path, plot_text
 from app_pages.errors_tabs import derived
+from app_pages.keys import Errors as K
 
 
 def render(ws, run) -> None:
@@ -26,7 +27,7 @@ def render(ws, run) -> None:
         cols = st.columns(2)
         for col, (feature, part) in zip(cols, groups[start:start + 2]):
             col.plotly_chart(_figure(str(feature), part.sort_values("order")),
-                             key=f"err_bucket_{start}_{feature}")
+                             key=K.bucket(start, feature))
     with st.expander("Bucket table"):
         st.dataframe(frame.drop(columns="order"), hide_index=True)
 

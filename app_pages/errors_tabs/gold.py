@@ -8,6 +8,7 @@ import streamlit as st
 from app_pages.common import db_path, md, num
 from app_pages.errors_tabs import derived
 from app_pages.errors_tabs.state import metric_spec
+from app_pages.keys import Errors as K
 
 COLUMNS = ("idx", "category", "gold_label", "pred_label", "gold_text", "pred_text")
 
@@ -18,7 +19,7 @@ def render(ws, run) -> None:
         st.info("No gold correction on this split yet (see the Annotate page).")
         return
     names = ["current"] + [v.name for v in ws.annotations.versions(run.dataset_id)]
-    version = st.selectbox("Gold version", names, key="err_gold_version",
+    version = st.selectbox("Gold version", names, key=K.GOLD_VERSION,
                            help="current = the original plus every saved correction")
     changes = derived.gold_changes(db_path(), run.run_id, None if version == "current" else version,
                                    ws.annotations.head_event(run.dataset_id))

@@ -7,6 +7,7 @@ import streamlit as st
 from app_pages.charts import confusion_figure
 from app_pages.common import selected
 from app_pages.errors_tabs.state import FILTER_KEY, select_filter
+from app_pages.keys import Errors as K
 from cblue_core.tasks import get_task
 
 
@@ -16,14 +17,14 @@ def render(ws, run) -> None:
         st.info("No confusion pairs for this run (nothing was matched on both sides).")
         return
     task = get_task(run.task)
-    normalise = st.toggle("Normalise each row (share of the gold label)", key="err_norm")
+    normalise = st.toggle("Normalise each row (share of the gold label)", key=K.NORMALISE)
     flt = st.session_state.get(FILTER_KEY) or {}
     chosen = (flt.get("gold_label"), flt.get("pred_label")) if {"gold_label", "pred_label"} & set(flt) else None
     cf = confusion_figure(cm, normalize="row" if normalise else None, selected=chosen,
                           label_text=task.display_label)
     st.caption("Click a cell for its examples; the Σ row and column select a whole gold row or "
                "predicted column. Green borders: the diagonal. Hover a cell for its labels and count.")
-    event = st.plotly_chart(cf.figure, on_select="rerun", selection_mode="points", key="err_cm",
+    event = st.plotly_chart(cf.figure, on_select="rerun", selection_mode="points", key=K.MATRIX,
                             width="content")
     points = selected(event, "points")
     if points:

@@ -4,9 +4,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app_pages import url_state
 from app_pages.common import counted, md, selected
 from app_pages.errors_tabs.state import EXAMPLE_KEY, FILTER_KEY
 from app_pages.html_view import show_html
+from app_pages.keys import Errors as K
+from app_pages.keys import Param
 from cblue_core.records import Span
 from cblue_core.render.example import comparison_html
 from cblue_core.tasks import get_task
@@ -31,13 +34,11 @@ def render(ws, run) -> None:
         st.caption(f"{counted(len(rows), 'row')} in {counted(shown, 'example')}")
         view = rows[["idx", "category", "gold_label", "pred_label", "gold_text", "pred_text"]]
         event = st.dataframe(view, hide_index=True, width="stretch", on_select="rerun",
-                             selection_mode="single-row", key="err_rows")
+                             selection_mode="single-row", key=K.ROWS)
         picked = selected(event)
         if picked:
             st.session_state[EXAMPLE_KEY] = int(view.iloc[picked[0]]["idx"])
-    wanted = st.query_params.get("example")
-    if EXAMPLE_KEY not in st.session_state and wanted and str(wanted).isdigit():
-        st.session_state[EXAMPLE_KEY] = int(wanted)
+    url_state.seed(EXAMPLE_KEY, Param.EXAMPLE, url_state.int_in())
     idx = st.session_state.get(EXAMPLE_KEY)
     if idx is None:
         return
@@ -45,7 +46,7 @@ def render(ws, run) -> None:
     pred = ws.runs.prediction(run.run_id, idx)
     if gold is None or pred is None:
         return
-    st.query_params["example"] = str(idx)
+    url_state.show({Param.EXAMPLE: idx})
     marks = {}
     for r in ws.runs.error_rows(run.run_id, idx=idx).itertuples(index=False):
         if pd.notna(r.gold_start):

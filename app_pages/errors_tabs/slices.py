@@ -4,9 +4,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app_pages import url_state
 from app_pages.common import db_path, md, read_only, read_only_notice
 from app_pages.errors_tabs import derived
 from app_pages.errors_tabs.state import select_filter
+from app_pages.keys import Errors as K
+from app_pages.keys import Param
 from cblue_core.store.slices import SliceError
 
 
@@ -14,10 +17,10 @@ def render(ws, run) -> None:
     st.caption("A slice is a SQL predicate over the example columns (idx, text, label, n_spans, "
                "nesting_depth, text_length, …), saved by name and reusable on every run of the task.")
     c1, c2 = st.columns([1, 3])
-    sname = c1.text_input("Slice name", key="err_slice_name")
-    spred = c2.text_input("Predicate", key="err_slice_pred", placeholder="nesting_depth >= 2")
+    sname = c1.text_input("Slice name", key=K.SLICE_NAME)
+    spred = c2.text_input("Predicate", key=K.SLICE_PREDICATE, placeholder="nesting_depth >= 2")
     read_only_notice("saving slices")
-    if st.button("Save slice", key="err_slice_save", disabled=read_only()):
+    if st.button("Save slice", key=K.SLICE_SAVE, disabled=read_only()):
         try:
             ws.slices.save(sname, spred, run.task)
             st.success(f"Saved slice {md(repr(sname))}")
@@ -33,12 +36,10 @@ def render(ws, run) -> None:
         "95% CI": None if s.low is None else f"{s.low:.4f} – {s.high:.4f}", "error": s.error}
         for s in table]), hide_index=True, width="stretch")
     names = [s.name for s in saved]
-    wanted = st.query_params.get("slice")
-    if "err_slice" not in st.session_state and wanted in names:
-        st.session_state.err_slice = wanted
-    chosen = st.selectbox("List the errors of a slice", ["(none)"] + names, key="err_slice")
+    url_state.seed(K.SLICE, Param.SLICE, url_state.one_of(names))
+    chosen = st.selectbox("List the errors of a slice", ["(none)"] + names, key=K.SLICE)
     if chosen != "(none)":
-        st.query_params["slice"] = chosen
+        url_state.show({Param.SLICE: chosen})
         pred_txt = next(s.predicate for s in saved if s.name == chosen)
         try:
             select_filter({"slice": chosen, "idx_in": tuple(ws.slices.indices(run.dataset_id, pred_txt))})

@@ -5,8 +5,10 @@ from typing import Any
 
 import streamlit as st
 
-FILTER_KEY = "err_filter"
-EXAMPLE_KEY = "err_example"
+from app_pages.keys import Errors as K
+
+FILTER_KEY = K.FILTER
+EXAMPLE_KEY = K.EXAMPLE
 
 
 def select_filter(new: dict[str, Any]) -> None:

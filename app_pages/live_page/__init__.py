@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages.common import available_models, md, workspace
+from app_pages import url_state
+from app_pages.common import available_models, demo_mode, md, workspace
+from app_pages.keys import Live as K
+from app_pages.keys import Param
 from app_pages.live_page import inputs, output
 from cblue_core.tasks import get_task
-
-DEMO_PARAM = "demo"
-
-
-def is_demo() -> bool:
-    return st.query_params.get(DEMO_PARAM) == "1"
 
 
 def render() -> None:
     ws = workspace()
-    demo = st.toggle("Demo mode for clinicians / 演示模式", key="live_demo", value=is_demo())
-    st.query_params[DEMO_PARAM] = "1" if demo else "0"
+    demo = st.toggle("Demo mode for clinicians / 演示模式", key=K.DEMO, value=demo_mode())
+    url_state.show({Param.DEMO: int(demo)})
     if demo:
         st.markdown("<div style='font-size:1.8rem;font-weight:600'>医学文本智能分析演示</div>"
                     "<div style='font-size:1.1rem;color:#555'>Clinical text analysis demo</div>",
@@ -47,5 +44,5 @@ def render() -> None:
     example, gold = inputs.pick_input(ws, task, info, demo)
     allowed = inputs.confirm_identifiers(example)
     typed = (example.text + (example.text2 or "")).strip()
-    if st.button("分析 / Predict", type="primary", key="live_run", disabled=not typed or not allowed):
+    if st.button("分析 / Predict", type="primary", key=K.RUN, disabled=not typed or not allowed):
         output.predict_and_show(info, task, example, gold, demo)

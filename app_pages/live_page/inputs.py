@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages import url_state
 from app_pages.common import db_path, md
 from app_pages.html_view import show_html
+from app_pages.keys import Live as K
+from app_pages.keys import Param
 from cblue_core.curation import RULE, curated_indices
 from cblue_core.models.base import model_input
 from cblue_core.models.provenance import overlapping, read_training_records
@@ -25,16 +28,14 @@ def _task_order(task: str) -> tuple[int, int]:
 
 def pick_model(models, demo: bool):
     tasks = sorted({m.task for m in models}, key=_task_order)
-    wanted = st.query_params.get("task")
-    if "live_task" not in st.session_state and wanted in tasks:
-        st.session_state.live_task = wanted
+    url_state.seed(K.TASK, Param.TASK, url_state.one_of(tasks))
     c1, c2 = st.columns(2)
-    task_name = c1.selectbox("任务 / Task", tasks, key="live_task",
+    task_name = c1.selectbox("任务 / Task", tasks, key=K.TASK,
                              format_func=lambda t: f"{REGISTRY[t].description} · {t}")
-    st.query_params["task"] = task_name
+    url_state.show({Param.TASK: task_name})
     task_models = {m.name: m for m in models if m.task == task_name}
     shown = (lambda n: n) if demo else (lambda n: f"{n} ({task_models[n].source})")
-    name = c2.selectbox("模型 / Model", list(task_models), key="live_model", format_func=shown)
+    name = c2.selectbox("模型 / Model", list(task_models), key=K.MODEL, format_func=shown)
     return task_models[name]
 
 
@@ -55,11 +56,11 @@ def pick_input(ws, task: TaskSpec, info, demo: bool) -> tuple[Example, Example |
     """(what the model sees, the gold when the text is a dataset example)."""
     dev = ws.datasets.find(task.name, "dev")
     choices = [TYPE] + ([CURATED if demo else DATASET] if dev is not None else [])
-    source = st.radio("输入 / Input", choices, horizontal=True, key="live_source", format_func=md)
+    source = st.radio("输入 / Input", choices, horizontal=True, key=K.SOURCE, format_func=md)
     if source == TYPE:
-        text = st.text_area("文本 / Text", key="live_text", height=120,
+        text = st.text_area("文本 / Text", key=K.TEXT, height=120,
                             placeholder="例如：患者因反复咳嗽伴发热3天入院，胸部CT提示右下肺炎。")
-        text2 = st.text_area("第二句 / Second text", key="live_text2", height=80) if task.kind is Kind.PAIR else ""
+        text2 = st.text_area("第二句 / Second text", key=K.TEXT2, height=80) if task.kind is Kind.PAIR else ""
         return Example(key="live", index=0, text=text, text2=text2), None
     assert dev is not None
     if demo:
@@ -74,7 +75,7 @@ def pick_input(ws, task: TaskSpec, info, demo: bool) -> tuple[Example, Example |
     if heads is None:
         page = ws.datasets.query(dev.dataset_id, limit=dev.records).rows
         heads = dict(zip(page["idx"].tolist(), page["text"].str.slice(0, 60).tolist()))
-    idx = st.selectbox("病例 / Example", list(heads), key="live_example",
+    idx = st.selectbox("病例 / Example", list(heads), key=K.EXAMPLE,
                        format_func=lambda i: f"{i}: {heads[i]}")
     gold = ws.datasets.example(dev.dataset_id, int(idx))
     example = model_input(task, gold)
@@ -93,4 +94,4 @@ def confirm_identifiers(example: Example) -> bool:
     st.warning(f"文本中可能含有患者身份信息 ({md(kinds)})。The text seems to contain patient "
                "identifiers: remove them, or confirm that this text may be processed.")
     return st.checkbox("确认无真实患者信息 / I confirm this text contains no real patient data",
-                       key="live_confirm")
+                       key=K.CONFIRM)
