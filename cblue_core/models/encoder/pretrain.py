@@ -11,6 +11,8 @@ scored every ``eval_every`` steps; when the last step is done the model folder i
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 import hashlib
 import math
 import time
@@ -171,6 +173,23 @@ def _vocabulary(out_dir: Path, corpus: Corpus, cfg: PretrainConfig, resume: bool
     return tokens
 
 
+@functools.cache
+def _libc():
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:   # not glibc
+        return None
+
+
+def release_freed_memory() -> None:
+    """Hand the memory torch has freed back to the system. glibc keeps it otherwise: with batches
+    of varying shapes the full run grew by about 100 MB a minute (3 GB after 9 minutes, 0.9 GB
+    after a ``malloc_trim``), which would not have lasted the run."""
+    libc = _libc()
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
+
+
 def _log(msg: str) -> None:
     print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {msg}", flush=True)
 
@@ -298,6 +317,7 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
             state["train_curve"].append([state["step"], round(mean, 5), cfg.lr_at(step)])
             per_step = (time.perf_counter() - t_window) / len(window)
             window.clear()
+            release_freed_memory()
             t_window = time.perf_counter()
             _log(f"step {state['step']}/{cfg.steps} loss {mean:.4f} lr {cfg.lr_at(step):.2e} "
                  f"pass {state['epoch']} tokens {state['tokens']} {per_step:.3f} s/step")
