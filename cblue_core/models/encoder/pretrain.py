@@ -277,6 +277,7 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
     seqs = D.epoch_sequences(pieces, cfg.max_len, sp, seed, state["epoch"])
     window = state["window"]
     last_ckpt = t_window = time.perf_counter()
+    timed = 0                            # steps since t_window (the window may predate a resume)
     step_s = 0.0
     stop = min(cfg.steps, max_steps) if max_steps is not None else cfg.steps
     while state["step"] < stop:
@@ -310,15 +311,16 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
         state["masked"] += int((labels != -100).sum())
         state["epoch_loss"] = [state["epoch_loss"][0] + value, state["epoch_loss"][1] + 1]
         window.append(value)
+        timed += 1
         step_s = time.perf_counter() - t0
         bar.update(1)
         if state["step"] % cfg.log_every == 0 or state["step"] == cfg.steps:
             mean = sum(window) / len(window)
             state["train_curve"].append([state["step"], round(mean, 5), cfg.lr_at(step)])
-            per_step = (time.perf_counter() - t_window) / len(window)
+            per_step = (time.perf_counter() - t_window) / timed
             window.clear()
             release_freed_memory()
-            t_window = time.perf_counter()
+            t_window, timed = time.perf_counter(), 0
             _log(f"step {state['step']}/{cfg.steps} loss {mean:.4f} lr {cfg.lr_at(step):.2e} "
                  f"pass {state['epoch']} tokens {state['tokens']} {per_step:.3f} s/step")
             bar.set_postfix(loss=f"{mean:.3f}")
