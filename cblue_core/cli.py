@@ -15,6 +15,7 @@ from .io.errors import FileRefused
 from .io.resources import READERS, resource_kind
 from .io.validate import validate
 from .logs import log_exception, log_path, one_line
+from .models.encoder.command import add_pretrain_parser
 from .store.workspace import WorkspaceError, WorkspaceLocked, connect, default_db_path
 from .tasks import REGISTRY, UnknownTaskError, get_task
 
@@ -368,6 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .models.commands import build_parser_hooks
     build_parser_hooks(sub)   # models, predict, run
+    add_pretrain_parser(sub)  # pretrain
 
     t = sub.add_parser("tasks", help="list the supported tasks")
     t.add_argument("--json", action="store_true")

@@ -123,10 +123,16 @@ def seeded_split(n: int, seed: int, train_fraction: float = 0.8) -> tuple[list[i
 def save_tensors(path: str | Path, tensors: dict[str, torch.Tensor], half: Sequence[str] = (),
                  metadata: dict[str, str] | None = None) -> None:
     """Save a state dict as safetensors; float tensors whose name starts with a prefix in
-    ``half`` are stored as float16."""
+    ``half`` are stored as float16. A tensor sharing storage with an earlier one (tied weights,
+    e.g. a masked-LM decoder and its word embeddings) is stored as a copy: safetensors refuses
+    shared storage, and loading the copy into the tied parameter is harmless."""
     out = {}
+    seen: set[int] = set()
     for k, v in tensors.items():
         v = v.detach().cpu().contiguous()
+        ptr = v.untyped_storage().data_ptr()
+        v = v.clone() if ptr in seen else v
+        seen.add(ptr)
         if v.is_floating_point() and any(k.startswith(h) for h in half):
             v = v.half()
         out[k] = v
