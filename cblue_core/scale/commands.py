@@ -11,7 +11,6 @@ predictions made elsewhere (an official predictions file, or a folder of Parquet
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -103,15 +102,3 @@ def build_parser_hooks(subparsers) -> None:
     p.add_argument("--json", action="store_true",
                    help='print {"run_id", "metrics", "match": {"matched", "missing", "extra", "duplicates"}}')
     p.set_defaults(func=run_import_run)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (``python -m cblue_core.scale.commands``) until the CLI wires the hooks."""
-    parser = argparse.ArgumentParser(prog="python -m cblue_core.scale.commands")
-    build_parser_hooks(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

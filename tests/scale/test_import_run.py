@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from cblue_core.cli import main
 from cblue_core.ingest import ingest_file
 from cblue_core.models.commands import cmd_predict
-from cblue_core.scale.commands import build_parser_hooks, cmd_import_run, main
+from cblue_core.scale.commands import cmd_import_run
 from cblue_core.scale.imports import iter_folder_records
 from cblue_core.store.workspace import connect
 
@@ -71,6 +72,9 @@ def test_flat_parquet_folder_without_manifest(workspace, tmp_path, capsys):
     assert [r["text"] for r in iter_folder_records(folder)] == [r["text"] for r in recs]
     assert main(["import-run", "--task", "CMeEE", "--split", "dev", "--pred", str(folder), "--db", workspace]) == 0
     assert "stored run #1 on CMeEE dev" in capsys.readouterr().out
+    assert main(["import-run", "--dataset", "1", "--pred", str(folder), "--db", workspace, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["run_id"] == 2 and out["match"] == {"matched": 25, "missing": 0, "extra": 0, "duplicates": 0}
 
 
 def test_refusals(workspace, tmp_path, capsys):
@@ -94,10 +98,9 @@ def test_refusals(workspace, tmp_path, capsys):
     assert cmd_import_run(str(tmp_path / "nothing"), dataset=1, db=workspace) == 1
 
 
-def test_parser_hook():
-    import argparse
+def test_wired_into_the_command_line():
+    from cblue_core.cli import build_parser
 
-    parser = argparse.ArgumentParser()
-    build_parser_hooks(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["import-run", "--dataset", "3", "--pred", "x", "--json", "--allow-missing"])
+    args = build_parser().parse_args(["import-run", "--dataset", "3", "--pred", "x", "--json", "--allow-missing"])
     assert (args.dataset, args.pred, args.json, args.allow_missing) == (3, "x", True, True)
+    assert args.func.__module__ == "cblue_core.scale.commands"
