@@ -38,6 +38,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from cblue_core.scale.jobs import predict_folder
+from cblue_core.scale.procs import descendants
 from cblue_core.scale.ray_engine import WorkerSpec
 
 SHARD_RECORDS = 50_000
@@ -79,23 +80,6 @@ def pss_kb(pid: int) -> int:
     return 0
 
 
-def tree(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(d.name))
-    out, stack = [pid], [pid]
-    while stack:
-        for c in children.get(stack.pop(), []):
-            out.append(c)
-            stack.append(c)
-    return out
-
-
 class MemorySampler:
     """Peak of the summed PSS of this process and all its descendants, sampled in a thread."""
 
@@ -108,7 +92,7 @@ class MemorySampler:
     def _run(self) -> None:
         me = os.getpid()
         while not self._stop.is_set():
-            pids = tree(me)
+            pids = [me, *descendants(me)]
             total = sum(pss_kb(p) for p in pids)
             self.samples += 1
             if total > self.peak_kb:

@@ -42,6 +42,10 @@ LOCAL_OBJECT_STORE_BYTES = 512 << 20
 # apart (cores // N each).
 ACTOR_CPUS = 0.5
 ACTOR_START_TIMEOUT_S = 600
+# After shutting a job's local Ray down: how long its processes get to exit before they are killed.
+REAP_WAIT_S = 15.0
+# Environment variables that ray.init sets in the driver (restored after the job).
+_RAY_SET_ENV = ("RAY_AUTH_MODE",)
 
 
 class RayUnavailable(RuntimeError):
@@ -78,7 +82,10 @@ class RaySession:
 def ray_session(address: str | None = None, workers: int = 1) -> Iterator[RaySession]:
     """Ray for one job: a local Ray with ``workers`` CPUs (no dashboard), the cluster at
     ``address``, or the Ray this process already has; shut down afterwards unless it was
-    already there."""
+    already there. A local Ray's processes (all started under this one) are waited for after
+    the shutdown, and any still running after :data:`REAP_WAIT_S` are killed: the job leaves
+    no process behind. Ray's own changes to this process's environment (it turns on token
+    authentication for a local Ray by setting ``RAY_AUTH_MODE``) are undone afterwards."""
     ray = require_ray()
     if ray.is_initialized():
         res = ray.cluster_resources()
@@ -86,19 +93,60 @@ def ray_session(address: str | None = None, workers: int = 1) -> Iterator[RaySes
         return
     import cblue_core
 
+    from .procs import descendants, identify, reap
+
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False, "configure_logging": True}
-    if address:
-        ray.init(address=address, runtime_env={"py_modules": [cblue_core]}, **quiet)
-    else:
-        path = os.pathsep.join(p for p in (str(_package_root()), os.environ.get("PYTHONPATH", "")) if p)
-        ray.init(address="local", num_cpus=max(1, int(workers)), include_dashboard=False,
-                 object_store_memory=LOCAL_OBJECT_STORE_BYTES,
-                 runtime_env={"env_vars": {"PYTHONPATH": path, "TOKENIZERS_PARALLELISM": "false"}}, **quiet)
+    saved_env = {k: os.environ.get(k) for k in _RAY_SET_ENV}
+    before = descendants()
     try:
-        res = ray.cluster_resources()
-        yield RaySession(not address, address, float(res.get("CPU", 0)), float(res.get("GPU", 0)))
+        if address:
+            check_reachable(address)
+            try:
+                ray.init(address=address, runtime_env={"py_modules": [cblue_core]}, **quiet)
+            except Exception as exc:  # noqa: BLE001 - Ray raises several types; one line for each
+                msg = _short(exc)
+                hint = _AUTH_HINT if os.environ.get("RAY_AUTH_MODE", "").lower() != "token" else ""
+                raise RayJobError(f"cannot join the Ray cluster at {address}: {msg}{hint}") from None
+        else:
+            parts = [str(_package_root()), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+            path = os.pathsep.join(dict.fromkeys(p for p in parts if p))
+            ray.init(address="local", num_cpus=max(1, int(workers)), include_dashboard=False,
+                     object_store_memory=LOCAL_OBJECT_STORE_BYTES,
+                     runtime_env={"env_vars": {"PYTHONPATH": path, "TOKENIZERS_PARALLELISM": "false"}}, **quiet)
+        started = identify(descendants() - before) if not address else set()
+        try:
+            res = ray.cluster_resources()
+            yield RaySession(not address, address, float(res.get("CPU", 0)), float(res.get("GPU", 0)))
+        finally:
+            started |= identify(descendants() - before) if not address else set()
+            ray.shutdown()
+            reap(started, REAP_WAIT_S)
     finally:
-        ray.shutdown()
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+_AUTH_HINT = (" (a cluster with token authentication needs RAY_AUTH_MODE=token here, and its token in "
+              "RAY_AUTH_TOKEN or ~/.ray/auth_token: see docs/scaling.md)")
+
+
+def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """A ``HOST:PORT`` address must accept a connection (Ray itself retries an unreachable one
+    for minutes); RayJobError saying how to start a cluster if it does not. Other forms
+    (``auto``, ``ray://...``) are left to Ray."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or "://" in address or not port.isdigit() or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise RayJobError(f"no Ray cluster answers at {address} ({exc.strerror or exc}); start one with "
+                          f"`ray start --head --port={port}` or leave out --ray-address for a local Ray") from None
 
 
 class RayRowPredictor:
