@@ -21,6 +21,7 @@ from cblue_core.ingest import ingest_file
 from cblue_core.models.commands import cmd_predict
 from cblue_core.scale import jobs
 from cblue_core.scale.jobs import predict_folder
+from cblue_core.scale.procs import descendants
 from cblue_core.scale.ray_engine import WorkerSpec
 from cblue_core.scale.shards import MANIFEST, ShardError
 from cblue_core.store.workspace import connect
@@ -49,24 +50,6 @@ def ray_processes() -> dict[int, str]:
     return out
 
 
-def descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(d.name))
-    out, stack = set(), [pid]
-    while stack:
-        for c in children.get(stack.pop(), []):
-            if c not in out:
-                out.add(c)
-                stack.append(c)
-    return out
-
-
 def wait_gone(pids: set[int], seconds: float = 30) -> dict[int, str]:
     deadline = time.monotonic() + seconds
     while True:
@@ -88,7 +71,7 @@ def ray_address():
     try:
         yield ctx.address_info["address"]
     finally:
-        ours = (descendants(os.getpid()) | set(ray_processes())) - before
+        ours = (descendants() | set(ray_processes())) - before
         ray.shutdown()
         left = wait_gone(ours)
         assert not left, f"Ray processes left after shutdown: {left}"
@@ -102,15 +85,21 @@ def _workers(pids) -> set[int]:
     return set(pids) - {os.getpid()}
 
 
+def spy(monkeypatch, owner, name: str) -> dict:
+    """Wrap ``owner.name`` so that its last result lands in the returned dict (``"result"``)."""
+    seen: dict = {}
+    real = getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        seen["result"] = out = real(*args, **kwargs)
+        return out
+    monkeypatch.setattr(owner, name, wrapper)
+    return seen
+
+
 def test_span_model_file_ray_equals_local(ray_address, tmp_path, monkeypatch):
     """CMeEE (built-in span model): the submission file of --engine ray is byte-identical."""
-    seen = {}
-    real = jobs.predict_examples
-
-    def spy(*args, **kwargs):
-        seen["result"] = res = real(*args, **kwargs)
-        return res
-    monkeypatch.setattr(jobs, "predict_examples", spy)
+    seen = spy(monkeypatch, jobs, "predict_examples")
     src = SAMPLE / "CMeEE" / "CMeEE_dev.json"
     assert cmd_predict("cmeee", str(src), str(tmp_path / "local"), progress=False) == 0
     assert cmd_predict("cmeee", str(src), str(tmp_path / "ray"), progress=False, engine="ray", workers=2) == 0
@@ -127,13 +116,7 @@ def test_classifier_run_ray_equals_local(ray_address, tmp_path, monkeypatch, cap
     """KUAKE-QIC (built-in classifier): ``run --engine ray`` stores what a local run stores."""
     from cblue_core.models.commands import cmd_run
 
-    seen = {}
-    real = jobs.ray_model_run
-
-    def spy(*args, **kwargs):
-        seen["result"] = out = real(*args, **kwargs)
-        return out
-    monkeypatch.setattr(jobs, "ray_model_run", spy)
+    seen = spy(monkeypatch, jobs, "ray_model_run")
     db = tmp_path / "ws.duckdb"
     ws = connect(db)
     ingest_file(ws, SAMPLE / "KUAKE-QIC" / "KUAKE-QIC_dev.json")
@@ -196,39 +179,45 @@ def test_bad_shard_message_on_the_command_line(tmp_path, capsys):
     assert "error: bad record: b.jsonl, record 2 (line 3): not a JSON record" in err and "Traceback" not in err
 
 
-def _cli(args: list[str], env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "cblue_core", *args], cwd=ROOT, env=env,
+def _cli(args: list[str], env: dict | None = None, script: str | None = None) -> subprocess.Popen:
+    head = ["-c", script] if script else ["-m", "cblue_core"]
+    return subprocess.Popen([sys.executable, *head, *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+# `python -m cblue_core ARGS` that SIGKILLs itself the moment its first finished shard is on disk
+# (Parquet file and manifest entry): a kill at a known point of a running Ray job.
+KILLED_AFTER_FIRST_SHARD = """
+import os, signal, sys
+from cblue_core.cli import main
+from cblue_core.scale import shards
+real = shards.Manifest.add
+def add(self, entry):
+    real(self, entry)
+    os.kill(os.getpid(), signal.SIGKILL)
+shards.Manifest.add = add
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def test_killed_folder_job_resumes(ray_address, tmp_path):
-    """Kill the job (SIGKILL) once its first shard is written; the rerun, on a local Ray of its
-    own, skips the finished shards and ends with the output of an uninterrupted local job, and
-    leaves no Ray process behind."""
+    """A Ray folder job killed (SIGKILL) right after its first shard is written; the rerun, on a
+    local Ray of its own, skips that shard, ends with the output of an uninterrupted local job,
+    and leaves no Ray process behind."""
     inp = tmp_path / "in"
-    recs = qic_queries(3200)
-    for k in range(8):
-        write_jsonl(inp / f"part-{k}.jsonl", recs[k * 400:(k + 1) * 400])
+    recs = qic_queries(360)
+    for k in range(6):
+        write_jsonl(inp / f"part-{k}.jsonl", recs[k * 60:(k + 1) * 60])
     out = tmp_path / "out"
     args = ["predict", "--model", "kuake-qic", "--input", str(inp), "--out", str(out), "--engine", "ray",
-            "--workers", "2", "--chunk-records", "25", "--batch-size", "8", "--no-progress"]
-    proc = _cli([*args, "--ray-address", ray_address])
+            "--workers", "2", "--chunk-records", "20", "--batch-size", "8", "--no-progress"]
+    proc = _cli([*args, "--ray-address", ray_address], script=KILLED_AFTER_FIRST_SHARD)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == -signal.SIGKILL, stderr[-3000:]
     manifest = out / MANIFEST
-    deadline = time.monotonic() + 240
-    done = []
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            done = json.loads(manifest.read_text(encoding="utf-8"))["shards"]
-        except (OSError, ValueError, KeyError):
-            done = []
-        if done:
-            proc.send_signal(signal.SIGKILL)
-            break
-        time.sleep(0.02)
-    proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
     first = json.loads(manifest.read_text(encoding="utf-8"))
-    assert not first["complete"] and 1 <= len(first["shards"]) < 8
+    assert not first["complete"] and [s["input"] for s in first["shards"]] == ["part-0.jsonl"]
+    assert sorted(p.name for p in out.glob("*.parquet")) == ["part-0.parquet"]
 
     tmp = tempfile.mkdtemp(prefix="rr", dir="/tmp")     # short: Ray's socket paths must fit
     before = set(ray_processes())
@@ -238,19 +227,16 @@ def test_killed_folder_job_resumes(ray_address, tmp_path):
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     assert again.returncode == 0, stderr[-3000:]
-    skipped = len(first["shards"])
-    assert f"{skipped} shard(s) were already done" in stdout
-    assert f"resuming: {skipped} of 8 shard(s) already finished" in stderr
+    assert "1 shard(s) were already done" in stdout
+    assert "resuming: 1 of 6 shard(s) already finished" in stderr
     final = json.loads(manifest.read_text(encoding="utf-8"))
-    assert final["complete"] and final["records"] == 3200
-    for s in first["shards"]:     # finished shards were not redone
-        assert next(f for f in final["shards"] if f["input"] == s["input"])["sha256"] == s["sha256"]
+    assert final["complete"] and final["records"] == 360
+    assert final["shards"][0] == first["shards"][0]     # the finished shard was not redone
     reference = predict_folder(inp, tmp_path / "ref", _spec(str(ROOT / "models" / "kuake-qic"), "KUAKE-QIC"),
                                engine="local", model="kuake-qic")
-    assert reference.records == 3200
+    assert reference.records == 360
     ref = json.loads((tmp_path / "ref" / MANIFEST).read_text(encoding="utf-8"))
     assert [s["sha256"] for s in final["shards"]] == [s["sha256"] for s in ref["shards"]]
     # the rerun's own Ray is gone: no Ray process but this module's cluster
-    ours = descendants(os.getpid())
-    stray = wait_gone(set(ray_processes()) - before - ours, 30)
+    stray = wait_gone(set(ray_processes()) - before - descendants(), 30)
     assert not stray, f"the job's local Ray left processes behind: {stray}"
