@@ -370,6 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
     from .models.commands import build_parser_hooks
     build_parser_hooks(sub)   # models, predict, run
     add_pretrain_parser(sub)  # pretrain
+    from .scale.commands import build_parser_hooks as scale_parser_hooks
+    scale_parser_hooks(sub)   # import-run
 
     t = sub.add_parser("tasks", help="list the supported tasks")
     t.add_argument("--json", action="store_true")

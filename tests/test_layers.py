@@ -12,19 +12,21 @@ CORE = Path(__file__).resolve().parents[1] / "cblue_core"
 # layer -> the layers it must never import
 FORBIDDEN = {
     "records": {"io", "store", "metrics", "render", "analysis", "models", "annotation", "runs", "ingest",
-                "evaluation", "cli"},
+                "evaluation", "scale", "cli"},
     "tasks": {"io", "store", "metrics", "render", "analysis", "models", "annotation", "runs", "ingest",
-              "evaluation", "cli"},
-    "io": {"store", "metrics", "render", "analysis", "models", "annotation", "runs", "ingest", "evaluation", "cli"},
-    "metrics": {"store", "render", "analysis", "models", "annotation", "runs", "ingest", "evaluation", "cli"},
-    "render": {"store", "metrics", "analysis", "models", "runs", "ingest", "evaluation", "cli"},
-    "store": {"metrics", "render", "analysis", "models", "runs", "ingest", "evaluation", "cli"},
-    "analysis": {"models", "runs", "ingest", "cli"},
-    "models": {"analysis", "runs", "ingest", "cli"},
+              "evaluation", "scale", "cli"},
+    "io": {"store", "metrics", "render", "analysis", "models", "annotation", "runs", "ingest", "evaluation", "scale", "cli"},
+    "metrics": {"store", "render", "analysis", "models", "annotation", "runs", "ingest", "evaluation", "scale", "cli"},
+    "render": {"store", "metrics", "analysis", "models", "runs", "ingest", "evaluation", "scale", "cli"},
+    "store": {"metrics", "render", "analysis", "models", "runs", "ingest", "evaluation", "scale", "cli"},
+    "analysis": {"models", "runs", "ingest", "scale", "cli"},
+    "models": {"analysis", "runs", "ingest", "scale", "cli"},
+    "scale": {"cli"},   # large jobs: over models, io and runs; under the command line
 }
 OUTSIDE = ("streamlit", "app_pages", "pages", "app")
 # Modules that live beside their subject but belong to a higher layer.
-LAYER_OF_MODULE = {"cblue_core.models.commands": "cli"}   # train/predict/run subcommands
+LAYER_OF_MODULE = {"cblue_core.models.commands": "cli",   # train/predict/run subcommands
+                   "cblue_core.scale.commands": "cli"}    # import-run
 
 
 def layer_of(module: str) -> str:

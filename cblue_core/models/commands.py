@@ -1,8 +1,15 @@
 """The ``models``, ``predict`` and ``run`` commands (wired into ``python -m cblue_core`` by
 :func:`build_parser_hooks`).
 
+``predict`` and ``run`` take ``--engine local`` (default: this process) or ``--engine ray``
+(Ray Data over an actor pool of the model, :mod:`cblue_core.scale`; ``--ray-address`` joins a
+cluster, else a local Ray runs for the job; ``--workers N``). ``predict --input`` may be a folder
+of JSON-lines / Parquet shards: the output is then a folder of Parquet shards plus a manifest,
+and a rerun resumes (with either engine).
+
 Exit codes: 0 success; 1 a file or model that cannot be used (input refused, model fails to
-load, prediction failed); 2 a usage error (unknown model, device not available, unknown task).
+load, prediction failed, a bad record in a shard); 2 a usage error (unknown model, device not
+available, unknown task, Ray not installed).
 """
 from __future__ import annotations
 
@@ -78,14 +85,45 @@ class _Stop(Exception):
         self.code = code
 
 
+ENGINES = ("local", "ray")
+
+
+def _ray_device(device: str) -> str:
+    """The device of Ray workers: checked there (the driver may have no GPU), so only its
+    spelling is checked here."""
+    d = (device or "cpu").strip().lower()
+    if d == "cpu":
+        return "cpu"
+    if d in ("cuda", "gpu") or d.startswith("cuda:"):
+        return "cuda"
+    raise DeviceError(f"unknown device {device!r} for --engine ray; use cpu or cuda")
+
+
+def _check_engine(engine: str, workers: int | None) -> None:
+    if engine not in ENGINES:
+        _err(f"unknown engine {engine!r}; use {' or '.join(ENGINES)}")
+        raise _Stop(2)
+    if workers is not None and workers < 1:
+        _err(f"--workers must be at least 1 (got {workers})")
+        raise _Stop(2)
+    if engine == "ray":
+        from ..scale.ray_engine import RayUnavailable, require_ray
+
+        try:
+            require_ray()
+        except RayUnavailable as exc:
+            _err(str(exc))
+            raise _Stop(2)
+
+
 def _choose(model: str, task: str | None, device: str, batch_size: int, allow_pickle: bool,
-            extra_dirs: Sequence[str]):
+            extra_dirs: Sequence[str], engine: str = "local"):
     """(device, model info, task spec or None): the checks predict and run share."""
     if batch_size < 1:
         _err(f"--batch-size must be at least 1 (got {batch_size})")
         raise _Stop(2)
     try:
-        dev = resolve_device(device)
+        dev = _ray_device(device) if engine == "ray" else resolve_device(device)
         info = resolve(model, extra_dirs)
         task_name = task or info.task
         spec = get_task(task_name) if task_name else None
@@ -147,14 +185,24 @@ def _exit_code(command):
 def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
                 batch_size: int = 32, progress: bool = True, *, task: str | None = None,
                 allow_pickle: bool = False, generation: dict | None = None,
-                extra_dirs: Sequence[str] = ()) -> int:
+                extra_dirs: Sequence[str] = (), engine: str = "local", ray_address: str | None = None,
+                workers: int | None = None, chunk_records: int | None = None) -> int:
     """Predict an official input file (e.g. a test split) with a model and write the official
     submission file: ``out_path`` is a folder (the task's submission file name is used) or a
-    file path. Prints timing; returns an exit code."""
+    file path. An input folder of shards gives an output folder of Parquet shards plus
+    ``manifest.json`` (a rerun skips the finished shards). ``engine="ray"`` runs the model on
+    Ray (``ray_address``: a cluster to join; ``workers``: actors). Prints timing; returns an
+    exit code."""
     from ..io.validate import load
     from ..io.writers import write_dataset
 
-    dev, info, spec = _choose(model, task, device, batch_size, allow_pickle, extra_dirs)
+    _check_engine(engine, workers)
+    dev, info, spec = _choose(model, task, device, batch_size, allow_pickle, extra_dirs, engine)
+    if Path(input_path).expanduser().is_dir():
+        return _predict_folder(info, spec, Path(input_path).expanduser(), Path(out_path).expanduser(),
+                               dev, batch_size, progress, allow_pickle=allow_pickle, generation=generation,
+                               engine=engine, ray_address=ray_address, workers=workers,
+                               chunk_records=chunk_records)
     try:
         loaded = load(input_path, spec)
     except FileRefused as refused:
@@ -167,6 +215,10 @@ def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
     spec = loaded.task
     examples = loaded.examples
     print(f"read {len(examples)} {spec.name} records from {input_path}", file=sys.stderr)
+    if engine == "ray":
+        return _predict_file_ray(info, spec, examples, _output_path(spec, out_path), dev, batch_size,
+                                 progress, allow_pickle=allow_pickle, generation=generation,
+                                 ray_address=ray_address, workers=workers)
 
     predictor = _load(info, spec.name, dev, allow_pickle, generation, batch_size)
     bar, on_retry = _progress_bar(len(examples), f"predict {spec.name}", dev, progress)
@@ -191,31 +243,152 @@ def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
     return 0
 
 
+def _worker_spec(info, task_name: str, dev: str, batch_size: int, workers: int | None, *,
+                 allow_pickle: bool, generation: dict | None, mode: str = "records"):
+    from ..scale.jobs import default_workers
+    from ..scale.ray_engine import WorkerSpec
+
+    return WorkerSpec(model_path=str(info.path), task=task_name, device=dev, mode=mode, batch_size=batch_size,
+                      workers=workers or default_workers(dev), allow_pickle=allow_pickle, generation=generation)
+
+
+def _scale_failure(exc: Exception) -> int:
+    """Say why a scaled job failed and return its exit code; anything else propagates."""
+    from ..scale.ray_engine import RayJobError, RayUnavailable
+    from ..scale.shards import JobMismatch, ShardError
+
+    if isinstance(exc, RayUnavailable):
+        _err(str(exc))
+        return 2
+    if isinstance(exc, ShardError):
+        _err(f"bad record: {exc}")
+        return 1
+    if isinstance(exc, JobMismatch):
+        _err(str(exc))
+        return 1
+    if isinstance(exc, (RayJobError, ModelLoadError, DeviceError)):
+        _err(f"the job failed: {exc}")
+        return 1
+    raise exc
+
+
+def _job_timing(res) -> str:
+    procs = f", {res.workers} worker(s) in {len(res.pids)} process(es)" if res.engine == "ray" else ""
+    return (f"{res.records} records in {res.seconds:.2f} s ({res.records_per_s:.0f} records/s, "
+            f"engine {res.engine}{procs})")
+
+
+def _predict_file_ray(info, spec, examples, out: Path, dev: str, batch_size: int, progress: bool, *,
+                      allow_pickle: bool, generation: dict | None, ray_address: str | None,
+                      workers: int | None) -> int:
+    """The Ray engine on an official file: the same submission file as the local engine."""
+    from ..io.writers import dumps_records, write_text
+    from ..scale.jobs import predict_examples
+
+    wspec = _worker_spec(info, spec.name, dev, batch_size, workers, allow_pickle=allow_pickle,
+                         generation=generation)
+    bar, _ = _progress_bar(len(examples), f"predict {spec.name} (ray)", dev, progress)
+    try:
+        res = predict_examples(examples, wspec, engine="ray", address=ray_address, progress=bar.update)
+    except Exception as exc:  # noqa: BLE001 - scale failures become messages, others propagate
+        return _scale_failure(exc)
+    finally:
+        bar.close()
+    records = [json.loads(r) for r in res.outputs]
+    try:
+        write_text(out, dumps_records(spec, records, res.keys))
+    except OSError as exc:
+        _err(f"cannot write {out}: {exc.strerror or exc}")
+        return 1
+    print(f"wrote {len(records)} predictions of {spec.name} to {out}")
+    print(f"timing: {_job_timing(res)}")
+    return 0
+
+
+def _predict_folder(info, spec, in_dir: Path, out_dir: Path, dev: str, batch_size: int, progress: bool, *,
+                    allow_pickle: bool, generation: dict | None, engine: str, ray_address: str | None,
+                    workers: int | None, chunk_records: int | None) -> int:
+    """A folder of shards -> Parquet shards plus a manifest, resuming finished shards."""
+    from ..scale.jobs import predict_folder
+    from ..scale.shards import DEFAULT_CHUNK_RECORDS, MANIFEST, JobMismatch, ShardError
+
+    if spec is None:
+        _err(f"model {info.name!r} names no task: pass --task")
+        return 2
+    if out_dir.exists() and not out_dir.is_dir():
+        _err(f"--out must be a folder for a folder of shards ({out_dir} is a file)")
+        return 2
+    wspec = _worker_spec(info, spec.name, dev, batch_size, workers, allow_pickle=allow_pickle,
+                         generation=generation)
+    bars: list = []
+
+    def on_plan(shards, pending) -> None:
+        total = sum(s.records for s in shards)
+        todo = sum(s.records for s in pending)
+        print(f"read {len(shards)} shard(s) of {spec.name} ({total} records) from {in_dir}; "
+              f"{len(pending)} to predict ({todo} records)", file=sys.stderr)
+        bar, _ = _progress_bar(todo, f"predict {spec.name} ({engine})", dev, progress)
+        bars.append(bar)
+
+    def log(msg: str) -> None:
+        if bars:
+            bars[0].write(msg, file=sys.stderr)
+        else:
+            print(msg, file=sys.stderr)
+
+    def advance(n: int) -> None:
+        if bars:
+            bars[0].update(n)
+
+    try:
+        res = predict_folder(in_dir, out_dir, wspec, engine=engine, address=ray_address, model=info.name,
+                             chunk_records=chunk_records or DEFAULT_CHUNK_RECORDS, progress=advance,
+                             log=log, on_plan=on_plan)
+    except (JobMismatch, ShardError) as exc:
+        return _scale_failure(exc)
+    except ValueError as exc:     # no shards, not a folder
+        _err(str(exc))
+        return 1
+    except Exception as exc:  # noqa: BLE001 - scale failures become messages, others propagate
+        return _scale_failure(exc)
+    finally:
+        for bar in bars:
+            bar.close()
+    print(f"wrote {res.records} predictions of {spec.name} in {res.shards_done} shard(s) to {out_dir} "
+          f"(manifest {out_dir / MANIFEST}); {res.shards_skipped} shard(s) were already done")
+    print(f"timing: {_job_timing(res)}")
+    return 0
+
+
 @_exit_code
 def cmd_run(model: str, split: str = "dev", *, db: str | None = None, dataset: int | None = None,
             name: str | None = None, device: str = "cpu", batch_size: int = 32, progress: bool = True,
             task: str | None = None, allow_pickle: bool = False, generation: dict | None = None,
-            extra_dirs: Sequence[str] = (), json_out: bool = False) -> int:
+            extra_dirs: Sequence[str] = (), json_out: bool = False, engine: str = "local",
+            ray_address: str | None = None, workers: int | None = None) -> int:
     """Predict a split stored in the workspace with a model and store the predictions as a
     run (scored, analysed and exported like an imported predictions file). With ``json_out``
-    one JSON object: ``{"run_id", "metrics", "training_overlap"}``."""
+    one JSON object: ``{"run_id", "metrics", "training_overlap"}``. ``engine="ray"`` predicts
+    on Ray (see :func:`cmd_predict`)."""
     token = _json_errors.set(json_out)
     try:
         return _cmd_run(model, split, db=db, dataset=dataset, name=name, device=device,
                         batch_size=batch_size, progress=progress and not json_out, task=task,
                         allow_pickle=allow_pickle, generation=generation, extra_dirs=extra_dirs,
-                        json_out=json_out)
+                        json_out=json_out, engine=engine, ray_address=ray_address, workers=workers)
     finally:
         _json_errors.reset(token)
 
 
 def _cmd_run(model: str, split: str, *, db: str | None, dataset: int | None, name: str | None,
              device: str, batch_size: int, progress: bool, task: str | None, allow_pickle: bool,
-             generation: dict | None, extra_dirs: Sequence[str], json_out: bool) -> int:
+             generation: dict | None, extra_dirs: Sequence[str], json_out: bool, engine: str = "local",
+             ray_address: str | None = None, workers: int | None = None) -> int:
     from ..runs import ModelTaskMismatch, model_run, overlap_sentence
     from ..store.workspace import WorkspaceError, WorkspaceLocked, connect, default_db_path
 
-    dev, info, spec = _choose(model, task, device, batch_size, allow_pickle, extra_dirs)
+    _check_engine(engine, workers)
+    dev, info, spec = _choose(model, task, device, batch_size, allow_pickle, extra_dirs, engine)
     path = Path(db) if db else default_db_path()
     if not path.is_file():   # a mistyped --db must not leave an empty workspace behind
         _err(f"no workspace at {path} (create one with `ingest`, or start the app)")
@@ -241,16 +414,34 @@ def _cmd_run(model: str, split: str, *, db: str | None, dataset: int | None, nam
             _err(f"model {info.name!r} is for task {spec.name}, but dataset {target.dataset_id} is "
                  f"{target.task} {target.split}")
             return 2
-        predictor = _load(info, target.task, dev, allow_pickle, generation, batch_size)
-        bar, on_retry = _progress_bar(target.records, f"run {target.task} {target.split}", dev, progress)
-        try:
-            result = model_run(ws, target.dataset_id, predictor, name=name, batch_size=batch_size,
-                               progress=bar.update, on_retry=on_retry)
-        except (ModelTaskMismatch, DeviceError) as exc:
-            _err(str(exc))
-            return 1
-        finally:
-            bar.close()
+        predictor = job = None
+        if engine == "ray":
+            from ..scale.jobs import ray_model_run
+
+            wspec = _worker_spec(info, target.task, dev, batch_size, workers, allow_pickle=allow_pickle,
+                                 generation=generation, mode="examples")
+            bar, _ = _progress_bar(target.records, f"run {target.task} {target.split} (ray)", dev, progress)
+            try:
+                result, job = ray_model_run(ws, target.dataset_id, wspec, address=ray_address, name=name,
+                                            progress=bar.update)
+            except ModelTaskMismatch as exc:
+                _err(str(exc))
+                return 1
+            except Exception as exc:  # noqa: BLE001 - scale failures become messages, others propagate
+                return _scale_failure(exc)
+            finally:
+                bar.close()
+        else:
+            predictor = _load(info, target.task, dev, allow_pickle, generation, batch_size)
+            bar, on_retry = _progress_bar(target.records, f"run {target.task} {target.split}", dev, progress)
+            try:
+                result = model_run(ws, target.dataset_id, predictor, name=name, batch_size=batch_size,
+                                   progress=bar.update, on_retry=on_retry)
+            except (ModelTaskMismatch, DeviceError) as exc:
+                _err(str(exc))
+                return 1
+            finally:
+                bar.close()
     finally:
         ws.close()
     ev = result.evaluation
@@ -267,7 +458,9 @@ def _cmd_run(model: str, split: str, *, db: str | None, dataset: int | None, nam
           f"{shown}" + (f" (95% CI {ci[0]:.4f}-{ci[1]:.4f})" if ci else ""))
     if overlap and overlap["examples"]:
         print(f"warning: {overlap_sentence(overlap, info.name)}")
-    if _timing(predictor):
+    if job is not None:
+        print(f"timing: {_job_timing(job)}")
+    elif _timing(predictor):
         print(f"timing: {_timing(predictor)}")
     return 0
 
@@ -291,14 +484,16 @@ def run_predict(args) -> int:
     return cmd_predict(args.model, args.input, args.out, device=args.device,
                        batch_size=args.batch_size, progress=not args.no_progress, task=args.task,
                        allow_pickle=args.allow_pickle, generation=_generation_args(args),
-                       extra_dirs=args.dir or ())
+                       extra_dirs=args.dir or (), engine=args.engine, ray_address=args.ray_address,
+                       workers=args.workers, chunk_records=args.chunk_records)
 
 
 def run_run(args) -> int:
     return cmd_run(args.model, args.split, db=args.db, dataset=args.dataset, name=args.name,
                    device=args.device, batch_size=args.batch_size, progress=not args.no_progress,
                    task=args.task, allow_pickle=args.allow_pickle, generation=_generation_args(args),
-                   extra_dirs=args.dir or (), json_out=args.json)
+                   extra_dirs=args.dir or (), json_out=args.json, engine=args.engine,
+                   ray_address=args.ray_address, workers=args.workers)
 
 
 def _model_options(p) -> None:
@@ -310,6 +505,15 @@ def _model_options(p) -> None:
     p.add_argument("--allow-pickle", action="store_true",
                    help="allow pytorch_model.bin (pickle) weights; only for checkpoints you trust")
     p.add_argument("--dir", action="append", metavar="FOLDER", help="extra model folder; repeatable")
+    e = p.add_argument_group("engine (large jobs)")
+    e.add_argument("--engine", choices=ENGINES, default="local",
+                   help="local (default: this process) or ray (Ray Data over an actor pool of the model; "
+                        "pip install -r requirements-ray.txt)")
+    e.add_argument("--ray-address", metavar="ADDR",
+                   help="join this Ray cluster (e.g. auto, or HEAD:6379 from `ray start --head`); "
+                        "default: a local Ray for the job")
+    e.add_argument("--workers", type=int, metavar="N",
+                   help="model actors with --engine ray (default: one per CPU core, or 1 with --device cuda)")
     g = p.add_argument_group("generation (causal LMs)")
     g.add_argument("--max-new-tokens", type=int)
     g.add_argument("--do-sample", action="store_true", help="sample instead of greedy decoding")
@@ -332,8 +536,14 @@ def build_parser_hooks(subparsers) -> None:
     p = subparsers.add_parser("predict", help="predict an official input file with a model and "
                                                "write the official submission file")
     p.add_argument("--model", required=True, help="model name (see `models`) or model folder")
-    p.add_argument("--input", required=True, help="input file in the task's official format (e.g. a test split)")
-    p.add_argument("--out", required=True, help="output folder (official submission file name) or file")
+    p.add_argument("--input", required=True,
+                   help="input file in the task's official format (e.g. a test split), or a folder of "
+                        "JSON-lines / Parquet shards")
+    p.add_argument("--out", required=True,
+                   help="output folder (official submission file name) or file; for a folder of shards, "
+                        "a folder of Parquet shards plus manifest.json (a rerun resumes)")
+    p.add_argument("--chunk-records", type=int, metavar="N",
+                   help="records a worker reads at a time from a shard (default 2048)")
     _model_options(p)
     p.set_defaults(func=run_predict)
 

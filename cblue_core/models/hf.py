@@ -30,6 +30,8 @@ for _k, _v in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"),
 
 import contextlib
 import re
+import time
+import types
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -38,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from ..records import Example, Span
 from ..tasks import Kind, TaskSpec, UnknownTaskError, get_task
-from .base import ModelCard, Predictor, folder_size
+from .base import ModelCard, Predictor, Timing, folder_size
 from .devices import half_precision
 from .registry import (
     CARD_FILE,
@@ -182,6 +184,105 @@ def _map_to_task(names: Sequence[str], task: TaskSpec, what: str, folder: Path) 
     return out
 
 
+# ---- throughput helpers ----------------------------------------------------------------------
+
+def length_buckets(lengths: Sequence[int], size: int, slack: float = 0.5) -> list[list[int]]:
+    """Batches (lists of positions) of at most ``size`` examples, by increasing length, cut
+    early when padding would exceed ``slack`` of the batch's real tokens: batches of similar
+    lengths, so almost no compute goes to padding."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches: list[list[int]] = []
+    cur: list[int] = []
+    tokens = 0
+    for i in order:
+        n = lengths[i]
+        if cur and (len(cur) >= size or n * (len(cur) + 1) > (1 + slack) * (tokens + n)):
+            batches.append(cur)
+            cur, tokens = [], 0
+        cur.append(i)
+        tokens += n
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+# Architectures whose sequence-classification head reads the first token's last hidden state only
+# (BERT's pooler, RoBERTa/ELECTRA's classification heads), with BERT's layer layout.
+_FIRST_TOKEN_TYPES = {"bert", "roberta", "xlm-roberta", "camembert", "electra", "ernie", "data2vec-text"}
+
+
+def _first_token_forward(layer, hidden_states, attention_mask=None, *args, **kwargs):
+    """The forward of an encoder's last (BERT-layout) layer for the first position only: its
+    query, attention output and feed-forward (keys and values still from every position);
+    returns hidden states of shape (batch, 1, hidden)."""
+    import torch
+
+    sa = layer.attention.self
+    b, n, _ = hidden_states.shape
+    d = sa.attention_head_size
+    first = hidden_states[:, :1]
+    q = sa.query(first).view(b, 1, -1, d).transpose(1, 2)
+    k = sa.key(hidden_states).view(b, n, -1, d).transpose(1, 2)
+    v = sa.value(hidden_states).view(b, n, -1, d).transpose(1, 2)
+    mask = attention_mask
+    if mask is not None and mask.dim() == 4 and mask.shape[-2] == n:
+        mask = mask[:, :, :1, :]
+    att = torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=mask, scale=getattr(sa, "scaling", d ** -0.5))
+    att = layer.attention.output(att.transpose(1, 2).reshape(b, 1, -1), first)
+    return layer.output(layer.intermediate(att), att)
+
+
+def _set_first_token(layer, on: bool) -> None:
+    """Switch a layer between its own forward and :func:`_first_token_forward` (an instance
+    attribute: parameters, state dict and saved checkpoints are unchanged)."""
+    if on:
+        layer.forward = types.MethodType(_first_token_forward, layer)
+    elif "forward" in vars(layer):
+        del layer.forward
+
+
+def install_first_token_last_layer(model) -> bool:
+    """On a BERT-like sequence classifier, compute the last layer for the first token only
+    (all its head reads): the other positions' queries, attention outputs and feed-forward are
+    skipped (a fifth of a 4-layer encoder's work). Installed only when probe batches, padded
+    and unpadded, give the same logits as the full model (within 1e-5 in float32); returns
+    whether it was installed."""
+    import torch
+
+    config = model.config
+    layers = getattr(getattr(getattr(model, "base_model", None), "encoder", None), "layer", None)
+    if (getattr(config, "model_type", "") not in _FIRST_TOKEN_TYPES or getattr(config, "is_decoder", False)
+            or getattr(config, "add_cross_attention", False) or not isinstance(layers, torch.nn.ModuleList)
+            or len(layers) == 0 or int(getattr(config, "vocab_size", 0) or 0) < 8):
+        return False
+    last = layers[-1]
+    sa = getattr(getattr(last, "attention", None), "self", None)
+    if sa is None or not all(hasattr(sa, a) for a in ("query", "key", "value", "attention_head_size")) \
+            or not all(hasattr(last, a) for a in ("intermediate", "output")):
+        return False
+    param = next(model.parameters())
+    ids = torch.randint(5, int(config.vocab_size), (3, 9), generator=torch.Generator().manual_seed(0))
+    ids = ids.to(param.device)
+    mask = torch.ones_like(ids)
+    mask[1, 5:] = 0
+    mask[2, 2:] = 0
+    probes = [{"input_ids": ids, "attention_mask": mask}, {"input_ids": ids[:2]}]
+    tol = 1e-5 if param.dtype == torch.float32 else 2e-2
+    try:
+        with torch.inference_mode():
+            full = [model(**x).logits.float() for x in probes]
+            _set_first_token(last, True)
+            fast = [model(**x).logits.float() for x in probes]
+    except Exception:  # noqa: BLE001 - any surprise in the layout: the full model stays
+        _set_first_token(last, False)
+        return False
+    if all(torch.allclose(a, b, atol=tol, rtol=tol) for a, b in zip(full, fast)):
+        return True
+    _set_first_token(last, False)
+    return False
+
+
 # ---- predictors ------------------------------------------------------------------------------
 
 class HFPredictor(Predictor):
@@ -277,33 +378,79 @@ class HFTokenClassifier(HFPredictor):
 
 
 class HFSequenceClassifier(HFPredictor):
+    """Single texts or text pairs -> one label. :meth:`predict` is the fast path: every text is
+    tokenized once (one call of the fast tokenizer), examples are bucketed by token length so
+    that batches carry almost no padding (and no attention mask at all when a batch has one
+    length), and, on BERT-like encoders whose head reads the first token only, the last layer
+    is computed for that token alone (:func:`install_first_token_last_layer`, checked at load)."""
+
     kind = HF_SEQUENCE_CLASSIFICATION
 
     def __init__(self, *args, labels: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.labels = labels  # task codes by class id
         self.pair = self.task.kind == Kind.PAIR
+        self.first_token_only = install_first_token_last_layer(self.model)
+        self.run_params["first_token_last_layer"] = self.first_token_only
 
-    def _predict_batch(self, batch: Sequence[Example]) -> list[Example]:
-        torch = self._torch()
+    def _encode(self, batch: Sequence[Example]):
+        """Token ids of every example (no padding, no tensors): one fast-tokenizer call."""
         first = [ex.text for ex in batch]
         if self.pair:
-            enc = self.tokenizer(first, [ex.text2 for ex in batch], truncation=True,
-                                 max_length=self.max_length, padding=True, return_tensors="pt")
-        else:
-            enc = self.tokenizer(first, truncation=True, max_length=self.max_length, padding=True,
-                                 return_tensors="pt")
+            return self.tokenizer(first, [ex.text2 for ex in batch], truncation=True,
+                                  max_length=self.max_length)
+        return self.tokenizer(first, truncation=True, max_length=self.max_length)
+
+    def logits(self, examples: Sequence[Example], batch_size: int | None = None):
+        """Float32 logits of ``examples`` in input order (a CPU tensor), and the batch count."""
+        torch = self._torch()
+        size = max(1, int(batch_size or self.batch_size))
+        n_labels = len(self.labels)
+        if not examples:
+            return torch.empty(0, n_labels), 0
+        enc = self._encode(examples)
+        names = [k for k in (getattr(self.tokenizer, "model_input_names", None)
+                             or ("input_ids", "attention_mask")) if k in enc and k != "attention_mask"]
+        columns = {k: enc[k] for k in names}
+        ids = columns["input_ids"]
+        lengths = [len(x) for x in ids]
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        out = torch.empty(len(examples), n_labels, dtype=torch.float32)
+        batches = length_buckets(lengths, size)
         with torch.inference_mode():
-            logits = self.model(**self._inputs(enc)).logits
-        probs = torch.softmax(logits.float(), dim=-1).cpu().tolist()
+            for b in batches:
+                width = max(lengths[i] for i in b)
+                uniform = all(lengths[i] == width for i in b)
+                inputs = {}
+                for k, rows in columns.items():
+                    fill = pad_id if k == "input_ids" else 0
+                    inputs[k] = torch.tensor([rows[i] + [fill] * (width - lengths[i]) for i in b],
+                                             dtype=torch.long)
+                if not uniform:
+                    inputs["attention_mask"] = torch.tensor(
+                        [[1] * lengths[i] + [0] * (width - lengths[i]) for i in b], dtype=torch.long)
+                logits = self.model(**{k: v.to(self.device) for k, v in inputs.items()}).logits
+                out[b] = logits.float().cpu()
+        return out, len(batches)
+
+    def predict(self, examples: Sequence[Example], batch_size: int | None = None) -> list[Example]:
+        torch = self._torch()
+        start = time.perf_counter()
+        logits, batches = self.logits(examples, batch_size)
+        probs = torch.softmax(logits, dim=-1)
+        best = probs.argmax(-1).tolist()
+        rows = probs.tolist()
         out = []
-        for ex, row in zip(batch, probs):
-            k = max(range(len(row)), key=row.__getitem__)
+        for ex, row, k in zip(examples, rows, best):
             meta = dict(ex.meta)
             meta["probabilities"] = {lab: round(p, 6) for lab, p in zip(self.labels, row)}
             out.append(Example(key=ex.key, index=ex.index, text=ex.text, text2=ex.text2,
                                label=self.labels[k], meta=meta))
+        self.last_timing = Timing(len(examples), time.perf_counter() - start, batches, self.device)
         return out
+
+    def _predict_batch(self, batch: Sequence[Example]) -> list[Example]:
+        return self.predict(batch, batch_size=len(batch) or 1)
 
 
 class HFCausalLM(HFPredictor):
@@ -544,11 +691,16 @@ def load_hf(path: str | Path, *, task: str | TaskSpec | None = None, kind: str |
     auto = {HF_TOKEN_CLASSIFICATION: AutoModelForTokenClassification,
             HF_SEQUENCE_CLASSIFICATION: AutoModelForSequenceClassification,
             HF_CAUSAL_LM: AutoModelForCausalLM}[kind]
+    load_kw: dict[str, Any] = {"config": config, "dtype": dtype, "weights_only": True,
+                               "use_safetensors": None if allow_pickle else True, **common}
     try:
         with _quiet_loading():
-            model = auto.from_pretrained(str(path), config=config, dtype=dtype,
-                                         use_safetensors=None if allow_pickle else True,
-                                         weights_only=True, **common)
+            try:   # PyTorch's fused attention where the architecture has it
+                model = auto.from_pretrained(str(path), attn_implementation="sdpa", **load_kw)
+            except (ValueError, ImportError) as exc:
+                if "sdpa" not in str(exc).lower() and "attn" not in str(exc).lower():
+                    raise
+                model = auto.from_pretrained(str(path), **load_kw)
     except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:
         raise ModelLoadError(f"model at {path}: cannot load the weights ({exc})") from None
     model.to(device)
