@@ -1,0 +1,66 @@
+"""What a page rerun does not do at real size (spies count the calls; nothing is timed)."""
+from __future__ import annotations
+
+import json
+import tempfile
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import app_pages.runs as runs_page
+from app_pages.common import shared_workspace
+from cblue_core.runs import export_run, import_run
+from cblue_core.store.workspace import connect
+from tests.app_pages.conftest import APP
+from tests.app_pages.test_runs_errors_compare import runs_db  # noqa: F401 - a fixture
+from tests.conftest import SAMPLE_DATA
+
+
+@pytest.fixture
+def db(runs_db, monkeypatch):  # noqa: F811 - the imported fixture
+    """Runs A and B on the sample CMeEE dev (see test_runs_errors_compare), and a CMeIE run."""
+    ws = connect(runs_db["db"])
+    ie = ws.datasets.find("CMeIE", "dev").dataset_id
+    found = [r.run_id for r in ws.runs.all(ie)]
+    cmeie = found[0] if found else import_run(ws, ie, SAMPLE_DATA / "cblue/CMeIE/CMeIE_dev.pred.json",
+                                              name="IE").run_id
+    ws.close()
+    monkeypatch.setenv("CBLUE_STUDIO_DB", str(runs_db["db"]))
+    return {"path": runs_db["db"], "a": runs_db["a"], "b": runs_db["b"], "cmeie": cmeie}
+
+
+@pytest.fixture
+def page(db):
+    def open_page(path: str, query: dict | None = None) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.query_params.update(query or {})
+        at.switch_page(path)
+        at.run()
+        assert not at.exception, at.exception
+        return at
+    return open_page
+
+
+def count_calls(monkeypatch, owner, name: str) -> dict[str, int]:
+    calls = {"n": 0}
+    real = getattr(owner, name)
+
+    def spy(*args, **kwargs):
+        calls["n"] += 1
+        return real(*args, **kwargs)
+    monkeypatch.setattr(owner, name, spy)
+    return calls
+
+
+def test_runs_page_exports_only_on_download(db, page, monkeypatch):
+    """Writing a 5,000-example run's submission file took a second on every rerun."""
+    exports = count_calls(monkeypatch, runs_page, "export_run")
+    at = page("pages/runs.py")
+    at.selectbox(key="runs_selected").set_value(db["b"]).run()
+    assert not at.exception and exports["n"] == 0           # two renders, nothing written
+    assert [b.label for b in at.get("download_button")] == ["Export CMeEE_test.json"]
+    data = runs_page.exported_run(str(db["path"]), db["b"])  # what the click downloads
+    assert exports["n"] == 1
+    with tempfile.TemporaryDirectory() as tmp:                 # the app's connection holds the file
+        expected = export_run(shared_workspace(str(db["path"])).cursor(), db["b"], tmp).read_bytes()
+    assert data == expected and json.loads(data)
