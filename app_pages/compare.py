@@ -79,7 +79,7 @@ def render() -> None:
     if not idxs:
         st.caption("None.")
     else:
-        gold_texts = {ex.index: ex.text for ex in ws.datasets.examples(run_a.dataset_id) if ex.index in set(idxs)}
+        gold_texts = ws.datasets.texts(run_a.dataset_id, idxs)     # not the whole split decoded
         table = pd.DataFrame({"idx": idxs, "text": [gold_texts.get(i, "")[:120] for i in idxs]})
         event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun",
                              selection_mode="single-row", key="cmp_table")

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 import app_pages.runs as runs_page
 from app_pages.common import shared_workspace
 from cblue_core.runs import export_run, import_run
+from cblue_core.store.datasets import DatasetStore
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP
 from tests.app_pages.test_runs_errors_compare import runs_db  # noqa: F401 - a fixture
@@ -64,3 +65,12 @@ def test_runs_page_exports_only_on_download(db, page, monkeypatch):
     with tempfile.TemporaryDirectory() as tmp:                 # the app's connection holds the file
         expected = export_run(shared_workspace(str(db["path"])).cursor(), db["b"], tmp).read_bytes()
     assert data == expected and json.loads(data)
+
+
+def test_compare_lists_examples_without_decoding_the_split(db, page, monkeypatch):
+    """The texts of the listed examples are read, not the whole split decoded."""
+    at = page("pages/compare.py", {"a": str(db["a"]), "b": str(db["b"])})   # the comparison cached
+    decoded = count_calls(monkeypatch, DatasetStore, "examples")
+    at.radio(key="cmp_list").set_value("B right, A wrong").run()
+    assert not at.exception and len(at.dataframe(key="cmp_table").value) > 0
+    assert decoded["n"] == 0
