@@ -9,8 +9,10 @@ from streamlit.testing.v1 import AppTest
 
 import app_pages.runs as runs_page
 from app_pages.common import shared_workspace
+from app_pages.errors_tabs import derived
 from cblue_core.runs import export_run, import_run
 from cblue_core.store.datasets import DatasetStore
+from cblue_core.store.runs import RunStore
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP
 from tests.app_pages.test_runs_errors_compare import runs_db  # noqa: F401 - a fixture
@@ -74,3 +76,14 @@ def test_compare_lists_examples_without_decoding_the_split(db, page, monkeypatch
     at.radio(key="cmp_list").set_value("B right, A wrong").run()
     assert not at.exception and len(at.dataframe(key="cmp_table").value) > 0
     assert decoded["n"] == 0
+
+
+def test_no_buckets_read_nothing_more_than_the_gold(db, monkeypatch):
+    """A task without buckets (CMeIE triples) reads neither the run's predictions nor the train
+    split."""
+    predictions = count_calls(monkeypatch, RunStore, "predictions")
+    decoded = count_calls(monkeypatch, DatasetStore, "examples")
+    assert derived.compute_buckets(str(db["path"]), db["cmeie"]) == []    # CMeIE triples: no buckets
+    assert predictions["n"] == 0 and decoded["n"] == 1                    # the gold only, no train split
+    assert derived.compute_buckets(str(db["path"]), db["a"])              # CMeEE spans: buckets
+    assert predictions["n"] == 1
