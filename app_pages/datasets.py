@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import duckdb
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from app_pages.charts import bar_figure, grid, histogram_figure
@@ -24,8 +25,9 @@ from app_pages.html_view import show_html
 from app_pages.uploads import upload_limit_bytes, validated_upload
 from cblue_core.io.writers import detect_line_ending
 from cblue_core.render.example import example_html
+from cblue_core.store.stats import DatasetStats
 from cblue_core.store.workspace import WorkspaceError
-from cblue_core.tasks import REGISTRY, get_task
+from cblue_core.tasks import REGISTRY, TaskSpec, get_task
 
 PAGE_SIZE = 25
 
@@ -102,24 +104,11 @@ def render() -> None:
         m[2].metric("Mean length", f"{(sum(stats.text_lengths) / max(len(stats.text_lengths), 1)):.0f} chars")
         m[3].metric("Max nesting depth", max(stats.nesting_depths or {0: 0}))
 
-        with st.expander("Summary charts", expanded=False):
-            figures = []
-            if stats.label_counts:
-                figures.append(bar_figure({task.display_label(k): v for k, v in stats.label_counts.items()},
-                                          title="Labels / types", x_title="label or type", y_title="count",
-                                          sort=True))
-            figures.append(histogram_figure(stats.text_lengths, title="Text length", x_title="characters"))
-            if stats.span_lengths:
-                figures.append(bar_figure(dict(sorted(stats.nesting_depths.items())), title="Nesting depth per example",
-                                          x_title="depth (levels)", y_title="examples", horizontal=False))
-                figures.append(bar_figure(dict(sorted(stats.span_lengths.items())), title="Entity length",
-                                          x_title="characters", y_title="entities", horizontal=False))
-            if any(k for k in stats.triples_per_example):
-                figures.append(bar_figure(dict(sorted(stats.triples_per_example.items())), title="Triples per example",
-                                          x_title="triples", y_title="examples", horizontal=False))
-            if stats.sub_tasks:
-                figures.append(bar_figure(stats.sub_tasks, title="Examples per sub-task", x_title="sub-task",
-                                          y_title="examples", sort=True))
+        # Drawn only while open: closed, a fresh page neither builds the figures nor loads
+        # Plotly's code in the browser.
+        charts = st.expander("Summary charts", expanded=False, key="ds_charts", on_change="rerun")
+        with charts:
+            figures = [] if not charts.open else summary_figures(stats, task)
             for row in grid(len(figures)):          # a tidy grid: full rows of equal columns
                 for col, n in zip(st.columns(2), row):
                     col.plotly_chart(figures[n], key=f"ds_chart_{n}")
@@ -180,3 +169,25 @@ def render() -> None:
                 st.json(example.raw, expanded=True)
             st.caption(f"Link to this example: ?task={md(task_name)}&split={md(split)}&example={idx:d} · "
                        f"viewing as {md(user_name())}")
+
+
+def summary_figures(stats: DatasetStats, task: TaskSpec) -> list[go.Figure]:
+    """The split's summary charts: labels or types, text length, nesting and entity length,
+    triples per example, sub-tasks (those the split has)."""
+    figures = []
+    if stats.label_counts:
+        figures.append(bar_figure({task.display_label(k): v for k, v in stats.label_counts.items()},
+                                  title="Labels / types", x_title="label or type", y_title="count", sort=True))
+    figures.append(histogram_figure(stats.text_lengths, title="Text length", x_title="characters"))
+    if stats.span_lengths:
+        figures.append(bar_figure(dict(sorted(stats.nesting_depths.items())), title="Nesting depth per example",
+                                  x_title="depth (levels)", y_title="examples", horizontal=False))
+        figures.append(bar_figure(dict(sorted(stats.span_lengths.items())), title="Entity length",
+                                  x_title="characters", y_title="entities", horizontal=False))
+    if any(k for k in stats.triples_per_example):
+        figures.append(bar_figure(dict(sorted(stats.triples_per_example.items())), title="Triples per example",
+                                  x_title="triples", y_title="examples", horizontal=False))
+    if stats.sub_tasks:
+        figures.append(bar_figure(stats.sub_tasks, title="Examples per sub-task", x_title="sub-task",
+                                  y_title="examples", sort=True))
+    return figures

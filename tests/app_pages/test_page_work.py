@@ -7,6 +7,7 @@ import tempfile
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import app_pages.datasets as datasets_page
 import app_pages.runs as runs_page
 from app_pages.common import shared_workspace
 from app_pages.errors_tabs import derived
@@ -76,6 +77,16 @@ def test_compare_lists_examples_without_decoding_the_split(db, page, monkeypatch
     at.radio(key="cmp_list").set_value("B right, A wrong").run()
     assert not at.exception and len(at.dataframe(key="cmp_table").value) > 0
     assert decoded["n"] == 0
+
+
+def test_datasets_summary_charts_only_while_open(page, monkeypatch):
+    """Closed, a fresh page neither builds the figures nor loads Plotly in the browser."""
+    built = count_calls(monkeypatch, datasets_page, "summary_figures")
+    at = page("pages/datasets.py", {"task": "CMeEE", "split": "dev"})
+    assert built["n"] == 0 and not at.get("plotly_chart")
+    at.session_state["ds_charts"] = True                     # the user opens the expander
+    at.run()
+    assert built["n"] == 1 and at.get("plotly_chart")
 
 
 def test_no_buckets_read_nothing_more_than_the_gold(db, monkeypatch):
