@@ -74,18 +74,19 @@ INIT_JS = """
 (() => {
   if (window.__bench) return;
   const epoch = () => performance.timeOrigin + performance.now();
-  const b = window.__bench = {lastMut: epoch(), input: 0, ran: false};
+  const b = window.__bench = {lastMut: epoch(), input: 0, ran: false, done: 0};
   new MutationObserver((records) => {
     b.lastMut = epoch();
     for (const r of records) {
       if (r.type === 'attributes' && r.attributeName === 'data-test-script-state') {
         const v = r.target.getAttribute('data-test-script-state');
         if (v === 'running' || v === 'rerunRequested') b.ran = true;
+        if (v === 'notRunning') b.done = epoch();
       }
     }
   }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
   for (const type of ['pointerdown', 'keydown']) {
-    window.addEventListener(type, () => { b.input = epoch(); b.ran = false; }, true);
+    window.addEventListener(type, () => { b.input = epoch(); b.ran = false; b.done = 0; }, true);
   }
 })();
 """
@@ -178,6 +179,7 @@ class Driver:
     def __init__(self, page, url: str) -> None:
         self.page = page
         self.url = url
+        self.script_end = 0.0           # seconds to the end of the last script run, as the page learnt it
         self.requests: dict = {}        # in flight: request -> when it started
         page.on("request", lambda r: self.requests.__setitem__(r, time.time()))
         page.on("requestfinished", lambda r: self.requests.pop(r, None))
@@ -219,7 +221,9 @@ class Driver:
     def open(self, path: str) -> float:
         start = time.time() * 1000
         self.page.goto(self.url + path, wait_until="commit", timeout=STEP_TIMEOUT_MS)
-        return (self._settle(click=False)["lastMut"] - start) / 1000
+        state = self._settle(click=False)
+        self.script_end = (state["done"] - start) / 1000
+        return (state["lastMut"] - start) / 1000
 
     def timed(self, action) -> float:
         """Seconds from the input event to the last DOM change of the rerun it caused."""
@@ -228,6 +232,7 @@ class Driver:
         state = self._settle(click=True)
         if not state["input"]:
             raise Failed("no input event reached the page")
+        self.script_end = (state["done"] - state["input"]) / 1000 if state["done"] else float("nan")
         return (state["lastMut"] - state["input"]) / 1000
 
     # ---------------------------------------------------------------- what a user does
@@ -307,21 +312,26 @@ class Driver:
         return None
 
 
-def one_pass(d: Driver, sc: Scenario, sample: bool, profile=None) -> tuple[dict[str, float], str | None]:
-    """A fresh page load, then the steps: ({step: seconds}, problem). ``profile(step)``, when
-    given, is a context manager wrapped around each step."""
+def one_pass(d: Driver, sc: Scenario, sample: bool, profile=None,
+             ends: dict[str, float] | None = None) -> tuple[dict[str, float], str | None]:
+    """A fresh page load, then the steps: ({step: seconds}, problem); ``ends`` gets each step's
+    seconds to the end of its script run. ``profile(step)``, when given, is a context manager
+    wrapped around each step."""
     times: dict[str, float] = {}
+    ends = {} if ends is None else ends
     before = ""
     label = "open"
     try:
         with profile("open") if profile else _Nothing():
             times["open"] = d.open(sc.url)
+            ends["open"] = d.script_end
         for label, step in [("open", None)] + [(s.name, s) for s in sc.steps]:
             if step is not None:
                 if step.real_only and sample:
                     continue
                 with profile(label) if profile else _Nothing():
                     times[label] = d.timed(step.action)
+                    ends[label] = d.script_end
             after = d.text()
             problems = [d.holds(step.action)] if step else []
             problems += [c.problem(before, after) for c in (step.checks if step else sc.opened)]
@@ -457,13 +467,18 @@ def measure(browser, kind: str, db: Path, runs: dict[str, int], args) -> dict:
         print(f"{kind}: first page of the server {results['first_page_of_the_server_s']:.3f} s", flush=True)
         all_flows = {k: v for k, v in scenarios(runs).items() if not args.only or k in args.only}
         for name, sc in all_flows.items():
-            passes, problems = [], []
+            passes, script_ends, problems = [], [], []
             for rep in range(args.repeats + 1):
-                times, problem = one_pass(d, sc, kind == "sample")
+                ends: dict[str, float] = {}
+                times, problem = one_pass(d, sc, kind == "sample", ends=ends)
                 passes.append(times)
+                script_ends.append(ends)
                 if problem:
                     problems.append(f"pass {rep}: {problem}")
             res: dict = summarise(passes, sc.labels())
+            for label, entry in summarise(script_ends, sc.labels()).items():
+                if "warm_p50_s" in entry:
+                    res[label]["script_end_p50_s"] = entry["warm_p50_s"]
             if problems:
                 res["problems"] = problems[:3]
                 print(f"  {name}: " + " | ".join(problems[:3]), flush=True)
@@ -479,8 +494,8 @@ def measure(browser, kind: str, db: Path, runs: dict[str, int], args) -> dict:
 
 
 COLUMNS = [Column("real cold", "real", "cold_s"), Column("real warm", "real", "warm_p50_s", checked=True),
-           Column("real max", "real", "warm_max_s"), Column("sample cold", "sample", "cold_s"),
-           Column("sample warm", "sample", "warm_p50_s")]
+           Column("real max", "real", "warm_max_s"), Column("real run", "real", "script_end_p50_s"),
+           Column("sample cold", "sample", "cold_s"), Column("sample warm", "sample", "warm_p50_s")]
 
 
 def main() -> None:
@@ -523,6 +538,7 @@ def main() -> None:
         browser.close()
     print(f"\nheadless Chromium: open target {OPEN_TARGET_S} s, click target {CLICK_TARGET_S} s at real size ('!' "
           f"over it); warm = median of {args.repeats} fresh page loads, cold = the first in the server process; "
+          f"run = warm median to the end of the script run as the page learnt it (the rest: drawing); "
           f"server options {args.server_arg or 'default'}")
     for kind, r in results.items():
         if r:
