@@ -271,6 +271,10 @@ class Driver:
             target.first.click(timeout=timeout)
         elif isinstance(action, bench.StepUp):
             self.key(action.key).locator('[data-testid="stNumberInputStepUp"]').click(timeout=timeout)
+        elif isinstance(action, bench.Number):      # the timed input is the Enter
+            field = self.key(action.key).locator("input")
+            field.fill(str(action.value), timeout=timeout)
+            field.press("Enter")
 
     def mouse_click(self, locator) -> None:
         locator.scroll_into_view_if_needed(timeout=STEP_TIMEOUT_MS)
@@ -301,6 +305,10 @@ class Driver:
         if isinstance(action, bench.Tab):
             if not self.page.get_by_role("tab", name=action.name, exact=True, selected=True).count():
                 return f"tab {action.name!r} is not selected"
+        elif isinstance(action, bench.Number):
+            shown = self.key(action.key).locator("input").input_value()
+            if shown != str(action.value):
+                return f"{action.key} shows {shown!r}, not {action.value}"
         elif isinstance(action, bench.Choose):
             if action.kind == "radio":
                 widget = self.key(action.key).locator("label:has(input:checked)")

@@ -123,11 +123,13 @@ def act(at: AppTest, action) -> None:
         button.click()
     elif isinstance(action, bench.StepUp):
         at.number_input(key=action.key).increment()
+    elif isinstance(action, bench.Number):
+        at.number_input(key=action.key).set_value(action.value)
 
 
 def holds(at: AppTest, action) -> str | None:
     """The widget holds what the step set (the tab open, the option chosen)."""
-    if isinstance(action, (bench.Tab, bench.Choose)):
+    if isinstance(action, (bench.Tab, bench.Choose, bench.Number)):
         want = action.name if isinstance(action, bench.Tab) else action.value
         got = at.session_state.get(action.key)
         if isinstance(want, str) and isinstance(got, str) and want in got or got == want:

@@ -14,7 +14,7 @@ Workspaces
 Scenarios
     A scenario opens one page by its URL (path and query parameters) in a fresh session, then
     takes steps a user takes there. A step is a widget action (:class:`Tab`, :class:`ChartClick`,
-    :class:`Row`, :class:`Type`, :class:`Choose`, :class:`Press`, :class:`StepUp`) that each driver
+    :class:`Row`, :class:`Type`, :class:`Choose`, :class:`Press`, :class:`StepUp`, :class:`Number`) that each driver
     performs its own way, plus what the page must show afterwards (:class:`Shows`,
     :class:`Changes`: regular expressions over the page's text). The drivers also check that the
     widget holds the new value (the tab is open, the option chosen). A step whose check fails
@@ -235,7 +235,15 @@ class StepUp:
     key: str
 
 
-Action = Tab | ChartClick | Row | Type | Choose | Press | StepUp
+@dataclass(frozen=True)
+class Number:
+    """A number typed into the number input ``key``, then Enter."""
+
+    key: str
+    value: int
+
+
+Action = Tab | ChartClick | Row | Type | Choose | Press | StepUp | Number
 Check = Shows | Changes
 
 
@@ -295,7 +303,7 @@ def scenarios(runs: dict[str, int]) -> dict[str, Scenario]:
         "Live CMeEE": Scenario("live", {"task": "CMeEE"}, (Shows("Live prediction"),), (
             Step("input: Dataset example", Choose("live_source", "radio", "Dataset example", "Dataset example"),
                  (Shows("病例 / Example"),)),
-            Step("pick example 7", Choose("live_example", "selectbox", 7, "7: ")),
+            Step("example number 7", Number("live_example", 7)),
             Step("Predict click", Press("live_run"), (Shows("Latency"),)),
             Step("Predict again", Press("live_run"), (Shows("Latency"),)),
         )),

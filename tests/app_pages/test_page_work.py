@@ -15,7 +15,7 @@ from cblue_core.runs import export_run, import_run
 from cblue_core.store.datasets import DatasetStore
 from cblue_core.store.runs import RunStore
 from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import APP
+from tests.app_pages.conftest import APP, html_of
 from tests.app_pages.test_runs_errors_compare import runs_db  # noqa: F401 - a fixture
 from tests.conftest import SAMPLE_DATA
 
@@ -98,3 +98,16 @@ def test_no_buckets_read_nothing_more_than_the_gold(db, monkeypatch):
     assert predictions["n"] == 0 and decoded["n"] == 1                    # the gold only, no train split
     assert derived.compute_buckets(str(db["path"]), db["a"])              # CMeEE spans: buckets
     assert predictions["n"] == 1
+
+
+def test_live_dataset_example_is_a_record_number(db, page):
+    """Not a selectbox of every example of the split (630 KB sent on every rerun for CMeEE dev)."""
+    from app_pages.live_page.inputs import DATASET
+
+    at = page("pages/live.py", {"task": "CMeEE"})
+    at.radio(key="live_source").set_value(DATASET).run()
+    assert "live_example" not in [s.key for s in at.selectbox]
+    at.number_input(key="live_example").set_value(3).run()
+    ws = shared_workspace(str(db["path"])).cursor()
+    text = ws.datasets.example(ws.datasets.find("CMeEE", "dev").dataset_id, 3).text
+    assert not at.exception and text[:10] in html_of(at)
