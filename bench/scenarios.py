@@ -321,6 +321,7 @@ def scenarios(runs: dict[str, int]) -> dict[str, Scenario]:
         "Compare CMeEE runs": Scenario("compare", {"a": str(runs["CMeEE"]), "b": str(runs["CMeEE B"])},
                                        (Shows("Paired bootstrap"),), (
             Step("list: both wrong", Choose("cmp_list", "radio", "both wrong", "both wrong")),
+            Step("next page of the list", StepUp("cmp_page"), (Changes(r"a page: page (\d+) of"),), real_only=True),
             Step("list: B right, A wrong", Choose("cmp_list", "radio", "B right, A wrong", "B right, A wrong"),
                  (Shows(r"Example \d+"),)),
             Step("example row click", Row("cmp_table", 2), (Changes(r"Example (\d+)"),)),

@@ -111,3 +111,22 @@ def test_live_dataset_example_is_a_record_number(db, page):
     ws = shared_workspace(str(db["path"])).cursor()
     text = ws.datasets.example(ws.datasets.find("CMeEE", "dev").dataset_id, 3).text
     assert not at.exception and text[:10] in html_of(at)
+
+
+def test_compare_sends_one_page_of_a_long_list(db, page, monkeypatch):
+    """A page of the list at a time (all 4,030 'both wrong' CMeEE dev examples were 650 KB per
+    rerun); a page beyond the end of another list goes back to its first."""
+    import app_pages.compare as compare_page
+
+    monkeypatch.setattr(compare_page, "PAGE_SIZE", 2)
+    at = page("pages/compare.py", {"a": str(db["a"]), "b": str(db["b"])})
+    at.radio(key="cmp_list").set_value("both wrong").run()
+    first = at.dataframe(key="cmp_table").value["idx"].tolist()
+    assert len(first) == 2 and at.number_input(key="cmp_page").max > 1
+    at.number_input(key="cmp_page").set_value(2).run()
+    second = at.dataframe(key="cmp_table").value["idx"].tolist()
+    assert len(second) <= 2 and not set(first) & set(second) and min(second) > max(first)
+    assert any(f"Example {second[0]}" in m.value for m in at.markdown)      # the page's first example
+    monkeypatch.setattr(compare_page, "PAGE_SIZE", 1000)      # now one page: page 2 is past the end
+    at.run()
+    assert not at.exception and at.dataframe(key="cmp_table").value["idx"].tolist()[:2] == first
