@@ -13,11 +13,13 @@ import streamlit as st
 from app_pages.charts import bar_figure, grid, histogram_figure
 from app_pages.common import (
     counted,
+    db_path,
     md,
     page_failure,
     read_only,
     read_only_notice,
     selected,
+    shared_workspace,
     user_name,
     workspace,
 )
@@ -30,6 +32,13 @@ from cblue_core.store.workspace import WorkspaceError
 from cblue_core.tasks import REGISTRY, TaskSpec, get_task
 
 PAGE_SIZE = 25
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def split_stats(path: str, dataset_id: int, sha256: str) -> DatasetStats:
+    """A split's summary, once per process: a stored split never changes (its content hash
+    keys it too); 7 queries per rerun otherwise."""
+    return shared_workspace(path).cursor().datasets.stats(dataset_id)
 
 
 def render() -> None:
@@ -97,7 +106,7 @@ def render() -> None:
         st.caption(f"{md(task.description)}. Leaderboard metric: {md(task.metric)}. File: {md(info.name)}; "
                    f"offsets: {md(info.offset_convention)}.")
 
-        stats = ws.datasets.stats(info.dataset_id)
+        stats = split_stats(db_path(), info.dataset_id, info.sha256)
         m = st.columns(4)
         m[0].metric("Examples", f"{stats.examples:,}")
         m[1].metric("Annotations", f"{stats.annotations:,}")

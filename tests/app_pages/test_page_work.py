@@ -130,3 +130,14 @@ def test_compare_sends_one_page_of_a_long_list(db, page, monkeypatch):
     monkeypatch.setattr(compare_page, "PAGE_SIZE", 1000)      # now one page: page 2 is past the end
     at.run()
     assert not at.exception and at.dataframe(key="cmp_table").value["idx"].tolist()[:2] == first
+
+
+def test_datasets_summary_is_computed_once_per_split(page, monkeypatch):
+    import app_pages.datasets as datasets_page
+
+    datasets_page.split_stats.clear()
+    computed = count_calls(monkeypatch, DatasetStore, "stats")
+    at = page("pages/datasets.py", {"task": "CMeEE", "split": "dev"})
+    at.text_input(key="ds_q").input("病").run()
+    page("pages/datasets.py", {"task": "CMeEE", "split": "dev"})          # another visitor
+    assert not at.exception and computed["n"] == 1
