@@ -11,8 +11,12 @@ row-selection column (the grid is a canvas), text typed + Enter, options picked.
 What is timed. An init script watches the page's DOM with a MutationObserver, and the time of
 the user's input (pointerdown/keydown). A page or a click is *settled* when Streamlit says the
 script is not running (``stApp``'s ``data-test-script-state="notRunning"``), its status widget
-(``stStatusWidget``) is gone, a rerun was seen after a click, and the DOM has not changed for
-100 ms. The figure is the time of the last DOM change before that quiet window (the window only
+(``stStatusWidget``) is gone, a rerun was seen after a click, no element is stale
+(``data-stale``) or a skeleton still waiting for its code (``stSkeleton``), no request is in
+flight, and the DOM has not changed for 100 ms of an idle main thread (a fresh page loads the
+code of each element kind when it first shows one, after the script run, and draws the element
+100-500 ms after the run ended; a poll that comes late means the main thread was busy, and that
+time is not quiet). The figure is the time of the last DOM change before that quiet window (the window only
 confirms it): for an open, from ``page.goto``; for a click, from the input event. Then the
 step's checks run on the page's text (the filter shown, another example...) and the widget's
 state (the tab selected, the option shown), untimed.
@@ -92,18 +96,24 @@ INIT_JS = """
 """
 
 # settled: the script not running, no status widget, a rerun seen after an input (or 3 s of
-# nothing: a click that reruns nothing), and no DOM change for `quiet` ms (nor since `notBefore`)
+# nothing: a click that reruns nothing), no element stale or still waiting for its code (a
+# skeleton), and no DOM change for `quiet` ms of an idle main thread (nor since `notBefore`)
 SETTLED_JS = """
 ([quiet, click, notBefore]) => {
   const b = window.__bench;
   if (!b) return false;
   const now = performance.timeOrigin + performance.now();
+  // a gap between two polls: the main thread was busy (parsing an element's code, say) and the
+  // DOM may change as soon as it is free: that time is not quiet
+  if (b.lastPoll && now - b.lastPoll > 50) b.busy = now;
+  b.lastPoll = now;
+  if (document.querySelector('[data-testid="stSkeleton"], [data-stale="true"]')) return false;
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   const status = document.querySelector('[data-testid="stStatusWidget"]');
   if (status && status.getClientRects().length) return false;
   if (click && !(b.input > 0 && (b.ran || now - b.input > 3000))) return false;
-  return now - Math.max(b.lastMut, notBefore) >= quiet;
+  return now - Math.max(b.lastMut, notBefore, b.busy || 0) >= quiet;
 }
 """
 
