@@ -35,7 +35,6 @@ hottest frames of ``app_pages/`` and ``cblue_core/`` are printed.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -59,6 +58,8 @@ from scenarios import (
     REAL_DB,
     Column,
     Scenario,
+    argument_parser,
+    figure_columns,
     print_table,
     real_workspace,
     sample_workspace,
@@ -511,19 +512,14 @@ def measure(browser, kind: str, db: Path, runs: dict[str, int], args) -> dict:
     return results
 
 
-COLUMNS = [Column("real cold", "real", "cold_s"), Column("real warm", "real", "warm_p50_s", checked=True),
-           Column("real max", "real", "warm_max_s"), Column("real run", "real", "script_end_p50_s"),
-           Column("sample cold", "sample", "cold_s"), Column("sample warm", "sample", "warm_p50_s")]
+COLUMNS = figure_columns(Column("real run", "real", "script_end_p50_s"))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--only", action="append", help="scenario name (repeatable)")
+    parser = argument_parser(__doc__)
     parser.add_argument("--workspace", choices=["sample", "real"], action="append",
                         help="only this workspace (default: both)")
     parser.add_argument("--profile", action="store_true", help="py-spy each real-size step that misses its target")
-    parser.add_argument("--rebuild", action="store_true", help="rebuild the real-size workspace")
     parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                         help="extra `streamlit run` option for an experiment, e.g. "
                              "--server-arg=--runner.postScriptGC=false (repeatable)")

@@ -48,6 +48,8 @@ from scenarios import (
     REAL_DB,
     Column,
     Scenario,
+    argument_parser,
+    figure_columns,
     normalised,
     print_table,
     real_runs,
@@ -262,17 +264,12 @@ def run_child(kind: str, repeats: int, only: list[str] | None) -> dict:
     return json.loads(last)
 
 
-COLUMNS = [Column("real cold", "real", "cold_s"), Column("real warm", "real", "warm_p50_s", checked=True),
-           Column("real max", "real", "warm_max_s"), Column("real +gc", "real", "warm_plus_gc_s"),
-           Column("sample cold", "sample", "cold_s"), Column("sample warm", "sample", "warm_p50_s")]
+COLUMNS = figure_columns(Column("real +gc", "real", "warm_plus_gc_s"))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser = argument_parser(__doc__)
     parser.add_argument("--sample-only", action="store_true", help="skip the real-size workspace")
-    parser.add_argument("--rebuild", action="store_true", help="rebuild the real-size workspace")
-    parser.add_argument("--only", action="append", help="scenario name (repeatable)")
     parser.add_argument("--child", choices=["sample", "real"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

@@ -23,6 +23,7 @@ Scenarios
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -361,6 +362,23 @@ class Column:
     workspace: str          # "real" or "sample"
     key: str                # a key of the step's figures
     checked: bool = False   # marked "!" when over the step's target
+
+
+def figure_columns(extra: Column) -> list[Column]:
+    """The table's columns: real cold, real warm (checked against the target), real max,
+    ``extra``, sample cold, sample warm."""
+    return [Column("real cold", "real", "cold_s"), Column("real warm", "real", "warm_p50_s", checked=True),
+            Column("real max", "real", "warm_max_s"), extra,
+            Column("sample cold", "sample", "cold_s"), Column("sample warm", "sample", "warm_p50_s")]
+
+
+def argument_parser(doc: str) -> argparse.ArgumentParser:
+    """The options both page benchmarks take."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5, help="warm sessions per scenario (their median)")
+    parser.add_argument("--only", action="append", help="scenario name (repeatable)")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the real-size workspace")
+    return parser
 
 
 def print_table(results: dict[str, dict], columns: list[Column], target) -> list[dict]:
