@@ -25,6 +25,8 @@ from cblue_core.runs import compare_runs
 from cblue_core.store.workspace import WorkspaceError
 from cblue_core.tasks import get_task
 
+PAGE_SIZE = 200
+
 
 @st.cache_data(max_entries=16, show_spinner="Paired bootstrap…")
 def _comparison(path: str, a: int, b: int, slices_key: tuple):
@@ -80,12 +82,23 @@ def render() -> None:
     if not idxs:
         st.caption("None.")
     else:
-        gold_texts = {ex.index: ex.text for ex in ws.datasets.examples(run_a.dataset_id) if ex.index in set(idxs)}
-        table = pd.DataFrame({"idx": idxs, "text": [gold_texts.get(i, "")[:120] for i in idxs]})
+        # A page of the list at a time: all 4,030 'both wrong' CMeEE dev examples were 650 KB
+        # sent to the browser on every rerun.
+        pages = -(-len(idxs) // PAGE_SIZE)
+        if st.session_state.get(K.PAGE, 1) > pages:       # another list: back to its first page
+            st.session_state[K.PAGE] = 1
+        start = (st.session_state.get(K.PAGE, 1) - 1) * PAGE_SIZE
+        shown = idxs[start:start + PAGE_SIZE]
+        gold_texts = ws.datasets.texts(run_a.dataset_id, shown)     # not the whole split decoded
+        table = pd.DataFrame({"idx": shown, "text": [gold_texts.get(i, "")[:120] for i in shown]})
         event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun",
                              selection_mode="single-row", key=K.TABLE)
-        picked = selected(event)
-        idx = int(table.iloc[picked[0]]["idx"]) if picked else int(idxs[0])
+        if pages > 1:
+            st.caption(f"{len(idxs):,} examples, {PAGE_SIZE:d} a page: page "
+                       f"{st.session_state.get(K.PAGE, 1):d} of {pages:d}")
+            st.number_input("Page", min_value=1, max_value=pages, step=1, key=K.PAGE)
+        picked = [r for r in selected(event) if r < len(table)]
+        idx = int(table.iloc[picked[0]]["idx"]) if picked else int(shown[0])
         gold = ws.datasets.example(run_a.dataset_id, idx)
         st.markdown(f"**Example {idx:d}**")
         marks = {run.run_id: ws.runs.error_marks(run.run_id, idx) for run in (run_a, run_b)}

@@ -47,6 +47,7 @@ class Datasets:
     SQL = "ds_sql"
     PAGE = "ds_page"
     TABLE = "ds_table"
+    CHARTS = "ds_charts"                   # the summary charts' expander (built only while open)
     LAST_SELECTION = "ds_last_selection"
     PREV = "ds_prev"
     NEXT = "ds_next"
@@ -114,6 +115,7 @@ class Compare:
     RUN_B = "cmp_b"
     LIST = "cmp_list"
     TABLE = "cmp_table"
+    PAGE = "cmp_page"
 
 
 class Annotate:

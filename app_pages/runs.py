@@ -4,13 +4,14 @@ Model runs and imported runs are stored, scored and analysed the same way."""
 from __future__ import annotations
 
 import tempfile
-from pathlib import Path
+from functools import partial
 
 import pandas as pd
 import streamlit as st
 
 from app_pages.common import (
     available_models,
+    db_path,
     device_choice,
     load_model,
     md,
@@ -21,12 +22,14 @@ from app_pages.common import (
     read_only,
     read_only_notice,
     run_label,
+    shared_workspace,
     workspace,
 )
 from app_pages.keys import Param
 from app_pages.keys import Runs as K
 from app_pages.navigation import page_file
 from cblue_core.io.errors import FileRefused
+from cblue_core.io.writers import submission_path
 from cblue_core.runs import export_run, import_run, model_run
 from cblue_core.tasks import REGISTRY
 
@@ -37,6 +40,13 @@ def pick_split(candidates, key: str) -> int:
     by_id = {d.dataset_id: d for d in candidates}
     return st.selectbox("Gold split", list(by_id), key=key, format_func=lambda i: (
         f"{by_id[i].task} · {by_id[i].split} · #{i} {by_id[i].name} ({by_id[i].records} examples)"))
+
+
+def exported_run(path: str, run_id: int) -> bytes:
+    """The run's official submission file. Streamlit calls it on a thread of its own when the
+    download button is clicked: a cursor of its own."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return export_run(shared_workspace(path).cursor(), run_id, tmp).read_bytes()
 
 
 def render() -> None:
@@ -149,10 +159,11 @@ def render() -> None:
     c1, c2, c3 = st.columns(3)
     if c1.button("Open in Errors", key=K.OPEN_ERRORS):
         st.switch_page(page_file("errors"), query_params={Param.RUN: str(chosen)})
-    with tempfile.TemporaryDirectory() as tmp:
-        path = export_run(ws, chosen, tmp)
-        c2.download_button(f"Export {md_name(path.name)}", Path(path).read_bytes(), file_name=path.name,
-                           key=K.EXPORT)
+    # The file is written when the button is clicked, not on every rerun (a 5,000-example run
+    # takes about a second to export).
+    file_name = submission_path(REGISTRY[run.task], ".").name
+    c2.download_button(f"Export {md_name(file_name)}", partial(exported_run, db_path(), chosen),
+                       file_name=file_name, key=K.EXPORT)
     if c3.button("Delete this run", key=K.DELETE, disabled=read_only()):
         ws.runs.delete(chosen)
         st.session_state.pop(K.SELECTED, None)

@@ -40,8 +40,17 @@ UNKNOWN = Unknown()
 
 
 def reference_lists(ws: Workspace, task_name: str) -> dict:
-    """The reference lists a task's error taxonomy uses, from the workspace."""
-    return {"schemas": ws.resources.schemas() or None, "icd_terms": [t.term for t in ws.resources.icd_terms()] or None}
+    """The reference lists a task's error taxonomy uses, from the workspace (only those: the
+    others are not read)."""
+    from .analysis.taxonomy import REFERENCE_LISTS
+
+    wanted = REFERENCE_LISTS.get(get_task(task_name).scorer, ())
+    out: dict = {}
+    if "schemas" in wanted:
+        out["schemas"] = ws.resources.schemas() or None
+    if "icd_terms" in wanted:
+        out["icd_terms"] = [t.term for t in ws.resources.icd_terms()] or None
+    return out
 
 
 def record_run(ws: Workspace, dataset_id: int, predictions: list[Example], *, name: str,

@@ -202,3 +202,25 @@ def test_exported_run_keeps_the_input_fields(tmp_path):
     source = json.loads((SAMPLE_DATA / "cblue/CHIP-STS/CHIP-STS_dev.json").read_text(encoding="utf-8"))
     assert [r["category"] for r in records] == [s["category"] for s in source]
     assert {r["label"] for r in records} == {"1"}
+
+
+def test_reference_lists_are_read_only_for_the_taxonomies_that_use_them(tmp_path, monkeypatch):
+    from cblue_core.ingest import bootstrap_sample_data
+    from cblue_core.runs import reference_lists
+    from cblue_core.store.resources import ResourceStore
+
+    w = connect(tmp_path / "refs.duckdb")
+    bootstrap_sample_data(w, SAMPLE_DATA)
+    reads = {"icd_terms": 0, "schemas": 0}
+    for name in reads:
+        real = getattr(ResourceStore, name)
+
+        def spy(self, _real=real, _name=name):
+            reads[_name] += 1
+            return _real(self)
+        monkeypatch.setattr(ResourceStore, name, spy)
+    assert reference_lists(w, "CMeEE") == {} and reference_lists(w, "KUAKE-QIC") == {}
+    assert reads == {"icd_terms": 0, "schemas": 0}      # the 40k ICD terms not read for spans
+    assert reference_lists(w, "CMeIE")["schemas"] and reads == {"icd_terms": 0, "schemas": 1}
+    assert reference_lists(w, "CHIP-CDN")["icd_terms"] and reads == {"icd_terms": 1, "schemas": 1}
+    w.close()

@@ -2,11 +2,12 @@
 a page of matching examples, and one example rendered."""
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from app_pages import url_state
 from app_pages.charts import bar_figure, grid, histogram_figure
-from app_pages.common import counted, md, selected, user_name
+from app_pages.common import counted, db_path, md, selected, shared_workspace, user_name
 from app_pages.html_view import show_html
 from app_pages.keys import Datasets as K
 from app_pages.keys import Param
@@ -24,16 +25,27 @@ def render(ws: Workspace, datasets: list[DatasetInfo]) -> None:
     task = get_task(info.task)
     st.caption(f"{md(task.description)}. Leaderboard metric: {md(task.metric)}. File: {md(info.name)}; "
                f"offsets: {md(info.offset_convention)}.")
-    stats = ws.datasets.stats(info.dataset_id)
+    stats = split_stats(db_path(), info.dataset_id, info.sha256)
     m = st.columns(4)
     m[0].metric("Examples", f"{stats.examples:,}")
     m[1].metric("Annotations", f"{stats.annotations:,}")
     m[2].metric("Mean length", f"{(sum(stats.text_lengths) / max(len(stats.text_lengths), 1)):.0f} chars")
     m[3].metric("Max nesting depth", max(stats.nesting_depths or {0: 0}))
-    with st.expander("Summary charts", expanded=False):
-        _charts(task, stats)
+    # Drawn only while open: closed, a fresh page neither builds the figures nor loads Plotly's
+    # code in the browser.
+    charts = st.expander("Summary charts", expanded=False, key=K.CHARTS, on_change="rerun")
+    with charts:
+        if charts.open:
+            _charts(summary_figures(stats, task))
     _matching(ws, info, task, stats)
     _example(ws, info, task)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def split_stats(path: str, dataset_id: int, sha256: str) -> DatasetStats:
+    """A split's summary, once per process: a stored split never changes (its content hash keys
+    it too); 7 queries per rerun otherwise."""
+    return shared_workspace(path).cursor().datasets.stats(dataset_id)
 
 
 def _pick_split(ws: Workspace, datasets: list[DatasetInfo]) -> DatasetInfo:
@@ -47,7 +59,9 @@ def _pick_split(ws: Workspace, datasets: list[DatasetInfo]) -> DatasetInfo:
     return ws.datasets.find(task_name, split)
 
 
-def _charts(task: TaskSpec, stats: DatasetStats) -> None:
+def summary_figures(stats: DatasetStats, task: TaskSpec) -> list[go.Figure]:
+    """The split's summary charts: labels or types, text length, nesting and entity length,
+    triples per example, sub-tasks (those the split has)."""
     figures = []
     if stats.label_counts:
         figures.append(bar_figure({task.display_label(k): v for k, v in stats.label_counts.items()},
@@ -64,6 +78,10 @@ def _charts(task: TaskSpec, stats: DatasetStats) -> None:
     if stats.sub_tasks:
         figures.append(bar_figure(stats.sub_tasks, title="Examples per sub-task", x_title="sub-task",
                                   y_title="examples", sort=True))
+    return figures
+
+
+def _charts(figures: list[go.Figure]) -> None:
     for row in grid(len(figures)):          # a tidy grid: full rows of equal columns
         for col, n in zip(st.columns(2), row):
             col.plotly_chart(figures[n], key=K.chart(n))

@@ -1,10 +1,9 @@
 """The error taxonomy as a clickable bar chart, and the tags (nesting, schema violations...)."""
 from __future__ import annotations
 
-import pandas as pd
-import plotly.express as px
 import streamlit as st
 
+from app_pages.charts import bar_figure
 from app_pages.common import plot_labels, selected
 from app_pages.errors_tabs.state import select_filter
 from app_pages.keys import Errors as K
@@ -16,10 +15,9 @@ def render(ws, run) -> None:
         st.info("No error taxonomy for this task.")
         return
     categories = plot_labels(counts)
-    tax = pd.DataFrame({"category": list(categories), "rows": list(counts.values())})
-    fig = px.bar(tax, x="rows", y="category", orientation="h", text="rows")
-    fig.update_layout(yaxis={"categoryorder": "total ascending", "title": "error category"},
-                      xaxis={"title": "error rows"}, height=80 + 32 * len(tax))
+    # The shared builder (plain go.Bar): plotly.express took 0.15-0.6 s per rerun for these few bars.
+    fig = bar_figure(counts, title="Error taxonomy", x_title="error category", y_title="error rows",
+                     horizontal=True, sort=True)
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=K.TAXONOMY)
     points = selected(event, "points")
     if points:

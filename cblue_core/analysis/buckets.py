@@ -192,13 +192,23 @@ def label_buckets(gold: list[Example], pred: list[Example], train: list[Example]
     return out
 
 
+def bucket_kind(task: TaskSpec, gold: list[Example]) -> str | None:
+    """Which buckets fit the task's gold: "span" when the gold has spans, "label" for
+    classification and pair tasks scored by accuracy or macro-F1, else None (no buckets)."""
+    if any(g.spans for g in gold):
+        return "span"
+    if task.scorer in LABEL_SCORERS and any(g.label for g in gold):
+        return "label"
+    return None
+
+
 def run_buckets(task: TaskSpec, gold: list[Example], pred: list[Example],
                 train: list[Example] | None = None) -> list[BucketScore]:
-    """The buckets that fit the task's gold: span buckets when the gold has spans, label buckets
-    for classification and pair tasks scored by accuracy or macro-F1, else none."""
-    if any(g.spans for g in gold):
+    """The buckets that fit the task's gold (see :func:`bucket_kind`)."""
+    kind = bucket_kind(task, gold)
+    if kind == "span":
         return span_buckets(gold, pred, train)
-    if task.scorer in LABEL_SCORERS and any(g.label for g in gold):
+    if kind == "label":
         return label_buckets(gold, pred, train)
     return []
 

@@ -443,6 +443,14 @@ TAXONOMIES: dict[str, Callable[..., list[ErrorRow]]] = {
 }
 
 
+# The reference lists each taxonomy takes from the workspace (see cblue_core.runs.reference_lists):
+# the others never read them, so they are not loaded for them (the ICD list alone is 40k terms).
+REFERENCE_LISTS: dict[str, tuple[str, ...]] = {
+    "cmeie_triples": ("schemas",), "causal_triples": ("schemas",), "text2dt": ("schemas",),
+    "terms": ("icd_terms",),
+}
+
+
 def categorize(task: TaskSpec | str, gold: Sequence[Example], pred: Sequence[Example], *,
                schemas: Iterable[Any] | None = None,
                icd_terms: Iterable[Any] | None = None) -> list[ErrorRow]:

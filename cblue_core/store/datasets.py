@@ -201,6 +201,15 @@ class DatasetStore:
                             [dataset_id, wanted])
         return {i: decode(raw, i) for i, raw in rows}
 
+    def texts(self, dataset_id: int, idxs: Iterable[int]) -> dict[int, str]:
+        """Some examples' texts by record number, without decoding the records."""
+        wanted = sorted(set(idxs))
+        if not wanted:
+            return {}
+        rows = self.db.rows("SELECT idx, text FROM examples WHERE dataset_id=? "
+                            "AND idx IN (SELECT unnest(?::INTEGER[]))", [dataset_id, wanted])
+        return {int(i): text or "" for i, text in rows}
+
     def query(self, dataset_id: int, *, substring: str = "", regex: str = "",
               types: Iterable[str] = (), nested_only: bool = False, predicate: str = "",
               limit: int = 50, offset: int = 0, timeout: float | None = None) -> ExamplePage:

@@ -85,6 +85,13 @@ def test_filters(ws, cmeee_file):
     assert page.total == 3 and page.rows["idx"].tolist() == [2]
 
 
+def test_texts_by_record_number(ws, cmeee_file):
+    ingest_file(ws, cmeee_file)
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
+    assert ws.datasets.texts(did, [2, 0, 2, 7]) == {0: RECORDS[0]["text"], 2: RECORDS[2]["text"]}
+    assert ws.datasets.texts(did, []) == {}
+
+
 @pytest.mark.parametrize("predicate, fragment", [
     ("no_such_column > 1", "unknown column 'no_such_column'"),
     ("1=1); DROP TABLE examples; --", "syntax error"),
