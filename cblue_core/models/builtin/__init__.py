@@ -112,7 +112,7 @@ def loss_curve(task: str, data_dir: str | Path, *, steps: int = 20, seed: int = 
         if spec.kind in (Kind.CLASSIFICATION, Kind.PAIR):
             params = {**ngram.TINY, "epochs": 1000, **(overrides or {})}
             train_ex, _ = common.load_split(data_dir, spec, "train")
-            cfg = ngram.NgramConfig(task=task, labels=ngram._labels_of(spec, train_ex),
+            cfg = ngram.NgramConfig(task=task, labels=common.task_labels(spec, train_ex),
                                     pair=spec.kind == Kind.PAIR, **params)
             common.set_seed(seed)
             _, x, y = ngram.prepare(spec, train_ex, cfg)
