@@ -198,6 +198,8 @@ class TrainState(TypedDict):
     stopped_early: bool           # cut by ``max_minutes``
     scheduler: NotRequired[dict[str, Any]]    # the LR scheduler's state dict, when there is one
     step_losses: NotRequired[list[float]]     # per-step losses (:func:`train_epochs`)
+    selection: NotRequired[list[float]]       # held-out score per epoch (finetune.fine_tune)
+    best_epoch: NotRequired[int]              # the epoch those scores chose
 
 
 class Checkpoint:
