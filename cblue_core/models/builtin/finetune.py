@@ -6,13 +6,15 @@ learnt: its head and a small adapter of the encoder, in ``adapter.safetensors``,
 holding the model (``"encoder"``: ``models/encoder`` for ``models/kuake-qic``) and the sha1 of the
 encoder's weights. The 16 MB encoder (:mod:`cblue_core.models.encoder`) is shipped once.
 
-Adapters (``HeadConfig.adapter``):
+Adapters (``HeadConfig.adapter``: "frozen", the head alone on the frozen encoder, or parts joined
+by "+", e.g. ``lora+emb``):
 
 - ``lora``: low-rank updates ``W + (alpha / r) B A`` of the encoder's linear layers named in
-  ``lora_targets`` (query and value projections by default); merged into the weights when a model
-  is loaded, so prediction costs what the plain encoder costs;
-- ``bias``: every bias and LayerNorm weight of the encoder tuned (BitFit), the rest frozen;
-- ``lora+bias``: both; ``frozen``: the head alone on the frozen encoder.
+  ``lora_targets`` (by default all of them: attention query, key, value and output, feed-forward in
+  and out); merged into the weights when a model is loaded, so prediction costs what the plain
+  encoder costs;
+- ``bias``: every bias and LayerNorm weight of the encoder tuned (BitFit);
+- ``emb``: the word embeddings tuned (the largest part: vocabulary x hidden values).
 
 Training (:func:`fine_tune`) holds out a fixed slice of the train file for selecting the epoch
 (never the dev file), schedules the learning rate per step (linear warm-up and decay), and
@@ -23,6 +25,7 @@ uninterrupted one would.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -41,7 +44,11 @@ from . import common as C
 
 ADAPTER_FILE = "adapter.safetensors"
 DEFAULT_ENCODER = BUILTIN_DIR / "encoder"
-ADAPTERS = ("lora", "bias", "lora+bias", "frozen")
+ADAPTER_PARTS = ("lora", "bias", "emb")     # an adapter is "frozen" or "+"-joined parts: "lora+emb"
+# Every linear layer of a BERT layer (names within encoder.layer.<i>; "output.dense" is the
+# feed-forward out, "attention.output.dense" the attention's).
+ALL_LINEAR = ("attention.self.query", "attention.self.key", "attention.self.value",
+              "attention.output.dense", "intermediate.dense", "output.dense")
 SELECTION_SEED = 20261201       # the fixed selection slice does not move with --seed
 
 
@@ -55,11 +62,11 @@ class HeadConfig:
     labels: list[str]
     encoder: str = "encoder"          # relative to the folder holding the model (or absolute)
     encoder_sha1: str = ""
-    adapter: str = "lora"             # one of ADAPTERS
+    adapter: str = "lora"             # "frozen", or "+"-joined ADAPTER_PARTS
     lora_rank: int = 8
     lora_alpha: float = 16.0
     lora_dropout: float = 0.05
-    lora_targets: list[str] = field(default_factory=lambda: ["attention.self.query", "attention.self.value"])
+    lora_targets: list[str] = field(default_factory=lambda: list(ALL_LINEAR))
     max_len: int = 128                # encoder positions ([CLS] and [SEP] included)
     head_hidden: int = 256            # classifier: hidden layer of the head
     span_dim: int = 64                # spans: size of the rotary start/end vectors
@@ -68,8 +75,8 @@ class HeadConfig:
     dropout: float = 0.1              # head dropout
     epochs: int = 5
     batch_size: int = 32
-    lr: float = 1e-3                  # adapter
-    head_lr: float = 1e-3
+    lr: float = 2e-3                  # adapter
+    head_lr: float = 2e-3
     warmup: float = 0.06              # share of the steps
     weight_decay: float = 0.01
     class_weight: float = 0.0         # classifier: 0 plain CE, 1 inverse class frequency, between: power
@@ -145,25 +152,38 @@ class LoRALinear(nn.Module):
 
 
 def _lora_names(encoder: nn.Module, cfg: HeadConfig) -> list[str]:
+    """The linear layers ``cfg.lora_targets`` names: ``encoder.layer.<i>.<target>`` exactly."""
+    targets = set(cfg.lora_targets)
     names = [n for n, m in encoder.named_modules()
-             if isinstance(m, nn.Linear) and any(n.endswith(t) for t in cfg.lora_targets)]
+             if isinstance(m, nn.Linear) and (hit := re.fullmatch(r"encoder\.layer\.\d+\.(.+)", n))
+             and hit.group(1) in targets]
     if not names:
         raise ValueError(f"no linear layer of the encoder matches lora_targets {cfg.lora_targets}")
     return names
 
 
-def _tuned(name: str) -> bool:
-    """Parameters the bias adapter tunes: biases and LayerNorm weights."""
-    return name.endswith(".bias") or ".LayerNorm." in name
+def adapter_parts(cfg: HeadConfig) -> set[str]:
+    """The parts of ``cfg.adapter`` ("frozen": none); ValueError for an unknown one."""
+    parts = set() if cfg.adapter == "frozen" else set(cfg.adapter.split("+"))
+    if not parts <= set(ADAPTER_PARTS) or (not parts and cfg.adapter != "frozen"):
+        raise ValueError(f"unknown adapter {cfg.adapter!r}: 'frozen' or a '+'-joined set of "
+                         f"{', '.join(ADAPTER_PARTS)}")
+    return parts
+
+
+def _tuned(name: str, parts: set[str]) -> bool:
+    """Encoder parameters tuned in place: biases and LayerNorm weights ("bias"), the word
+    embeddings ("emb")."""
+    return (("bias" in parts and (name.endswith(".bias") or ".LayerNorm." in name))
+            or ("emb" in parts and name == "embeddings.word_embeddings.weight"))
 
 
 def add_adapter(encoder: nn.Module, cfg: HeadConfig) -> None:
     """Freeze the encoder and add ``cfg.adapter``'s trainable parts (in place)."""
-    if cfg.adapter not in ADAPTERS:
-        raise ValueError(f"unknown adapter {cfg.adapter!r}; one of {', '.join(ADAPTERS)}")
+    parts = adapter_parts(cfg)
     for name, p in encoder.named_parameters():
-        p.requires_grad = "bias" in cfg.adapter and _tuned(name)
-    if "lora" in cfg.adapter:
+        p.requires_grad = _tuned(name, parts)
+    if "lora" in parts:
         for name in _lora_names(encoder, cfg):
             parent, attr = _parent(encoder, name)
             setattr(parent, attr, LoRALinear(getattr(parent, attr), cfg.lora_rank, cfg.lora_alpha,
@@ -177,16 +197,16 @@ def _parent(root: nn.Module, name: str) -> tuple[nn.Module, str]:
 
 def adapter_tensors(encoder: nn.Module, cfg: HeadConfig) -> dict[str, torch.Tensor]:
     """What the adapter changed, to ship: ``lora.<layer>.A|B`` and ``tuned.<parameter>`` (the
-    tuned biases and LayerNorm weights, under their names in the plain encoder)."""
+    tuned parameters, under their names in the plain encoder)."""
     out: dict[str, torch.Tensor] = {}
     for name, m in encoder.named_modules():
         if isinstance(m, LoRALinear):
             out[f"lora.{name}.A"], out[f"lora.{name}.B"] = m.A, m.B
-    if "bias" in cfg.adapter:
-        for name, p in encoder.named_parameters():
-            plain = name.replace(".base.", ".")
-            if _tuned(plain):
-                out[f"tuned.{plain}"] = p
+    parts = adapter_parts(cfg)
+    for name, p in encoder.named_parameters():
+        plain = name.replace(".base.", ".")
+        if _tuned(plain, parts):
+            out[f"tuned.{plain}"] = p
     return out
 
 
@@ -198,7 +218,7 @@ def merge_adapter(encoder: nn.Module, cfg: HeadConfig, tensors: dict[str, torch.
     for key, value in tensors.items():
         if key.startswith("tuned."):
             params[key.removeprefix("tuned.")].copy_(value)
-    for name in _lora_names(encoder, cfg) if "lora" in cfg.adapter else []:
+    for name in _lora_names(encoder, cfg) if "lora" in adapter_parts(cfg) else []:
         A, B = tensors[f"lora.{name}.A"], tensors[f"lora.{name}.B"]
         params[f"{name}.weight"].add_((B @ A) * (cfg.lora_alpha / cfg.lora_rank))
 
@@ -463,12 +483,12 @@ def readme_text(card: ModelCard) -> str:
         for name, b in card.baselines.items()) or "n/a"
     partial = (f" **Partly trained encoder** (step {enc['partial']['steps']:,} of {enc['partial']['of']:,}): "
                "a trial, not a shipped figure." if enc.get("partial") else "")
-    adapter = {"lora": f"LoRA (rank {hp['lora_rank']}, alpha {hp['lora_alpha']:g}) on "
-                       f"{', '.join(hp['lora_targets'])}",
-               "bias": "the encoder's biases and LayerNorm weights (BitFit)",
-               "lora+bias": f"LoRA (rank {hp['lora_rank']}) on {', '.join(hp['lora_targets'])} plus "
-                            "the encoder's biases and LayerNorm weights",
-               "frozen": "none (frozen encoder, head only)"}[card.extra["adapter"]]
+    described = {"lora": f"LoRA (rank {hp['lora_rank']}, alpha {hp['lora_alpha']:g}) on "
+                         f"{', '.join(hp['lora_targets'])}",
+                 "bias": "the encoder's biases and LayerNorm weights (BitFit)",
+                 "emb": "the word embeddings"}
+    parts = [p for p in card.extra["adapter"].split("+") if p in described]
+    adapter = " plus ".join(described[p] for p in parts) or "none (frozen encoder, head only)"
     tried = "\n".join(f"- {t}" for t in tr.get("tried", [])) or "- (not recorded)"
     return f"""# {card.name}: {card.task} ({card.kind})
 
@@ -499,8 +519,8 @@ clinical decisions.
 
 
 __all__ = [
-    "ADAPTERS",
     "ADAPTER_FILE",
+    "ADAPTER_PARTS",
     "DEFAULT_ENCODER",
     "ENCODER_REF",
     "ENCODER_SHA1",

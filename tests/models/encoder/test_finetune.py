@@ -112,7 +112,7 @@ def test_models_load_and_predict(task, as_builtin):
     assert [p.to_dict() for p in preds] == [p.to_dict() for p in load_predictor(folder).predict(gold)]
 
 
-@pytest.mark.parametrize("adapter", ["lora", "bias", "lora+bias", "frozen"])
+@pytest.mark.parametrize("adapter", ["lora", "bias", "lora+bias", "lora+emb", "frozen"])
 def test_merged_adapter_gives_the_training_outputs(adapter, models_dir, tmp_path):
     enc_dir = models_dir[0] / "encoder"
     cfg = F.HeadConfig(task="KUAKE-QIC", kind=H.KIND_CLASSIFIER, labels=["a", "b", "c"], adapter=adapter,
@@ -127,7 +127,11 @@ def test_merged_adapter_gives_the_training_outputs(adapter, models_dir, tmp_path
     if adapter == "frozen":
         assert not trainable
     else:
-        assert trainable and all(n.endswith((".A", ".B", ".bias")) or "LayerNorm" in n for n in trainable)
+        assert trainable and all(n.endswith((".A", ".B", ".bias")) or "LayerNorm" in n
+                                 or n == "embeddings.word_embeddings.weight" for n in trainable)
+        assert ("embeddings.word_embeddings.weight" in trainable) == ("emb" in adapter)
+        lora = {n.rsplit(".", 1)[0] for n in trainable if n.endswith(".A")}
+        assert len(lora) == (6 if "lora" in adapter else 0)     # every linear layer of the 1 layer
     seqs = H.encode_texts(tok, dev_examples("KUAKE-QIC"), cfg.max_len, pair=False)
     ids, types, attn = F.collate(seqs, tok.pad_token_id)
     with torch.no_grad():
@@ -137,6 +141,18 @@ def test_merged_adapter_gives_the_training_outputs(adapter, models_dir, tmp_path
     assert not any(isinstance(m, F.LoRALinear) for m in loaded.modules())
     with torch.no_grad():
         assert torch.allclose(loaded(ids, types, attn), want, atol=1e-5)
+
+
+def test_adapter_names_are_checked(models_dir):
+    cfg = F.HeadConfig(task="KUAKE-QIC", kind=H.KIND_CLASSIFIER, labels=["a"], adapter="lora+full")
+    with pytest.raises(ValueError, match="unknown adapter"):
+        F.new_net(cfg, models_dir[0] / "encoder", H.ClassifierHead)
+    cfg = F.HeadConfig(task="KUAKE-QIC", kind=H.KIND_CLASSIFIER, labels=["a"], lora_targets=["dense"])
+    with pytest.raises(ValueError, match="no linear layer"):
+        F.new_net(cfg, models_dir[0] / "encoder", H.ClassifierHead)
+    only_ffn = F.HeadConfig(task="KUAKE-QIC", kind=H.KIND_CLASSIFIER, labels=["a"], lora_targets=["output.dense"])
+    net, _ = F.new_net(only_ffn, models_dir[0] / "encoder", H.ClassifierHead)
+    assert [n for n, m in net.encoder.named_modules() if isinstance(m, F.LoRALinear)] == ["encoder.layer.0.output.dense"]
 
 
 def test_windows_and_their_merge():
