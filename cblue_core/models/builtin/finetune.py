@@ -464,7 +464,7 @@ def write_card(run: Run, net: EncoderNet, dev_summary: dict, baselines: dict) ->
     enc = encoder_card(run.encoder_dir)
     card.extra = {"encoder": {"path": cfg.encoder, "sha1": cfg.encoder_sha1, **enc},
                   "adapter": cfg.adapter,
-                  "adapter_parameters": sum(v.numel() for v in net.shipped_tensors().values()),
+                  "adapter_parameters": sum(v.numel() for v in C.load_tensors(run.out_dir / ADAPTER_FILE).values()),
                   "weights_dtype": "float32"}
     C.record_training_data(run.out_dir, card, run.train, sources=[str(_rel(run.train_path))])
     return C.finish_card(run.out_dir, card, readme_text(card))

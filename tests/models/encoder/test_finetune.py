@@ -73,6 +73,9 @@ def test_loss_falls_and_the_folder_holds_only_head_and_adapter(models_dir):
         assert config["encoder_sha1"] == registry.weights_sha1(root / "encoder")
     # the adapter file is much smaller than the encoder
     assert (root / "qic" / F.ADAPTER_FILE).stat().st_size < (root / "encoder" / "model.safetensors").stat().st_size
+    shipped = common.load_tensors(root / "qic" / F.ADAPTER_FILE)
+    assert cards["KUAKE-QIC"].extra["adapter_parameters"] == sum(v.numel() for v in shipped.values())
+    assert any(k.startswith("lora.") for k in shipped) and any(k.startswith("head.") for k in shipped)
     card = common.read_card(root / "cmeee")
     assert card.kind == H.KIND_SPANS and card.dev_metrics["intervals"]
     assert card.extra["encoder"]["path"] == "encoder" and card.extra["adapter"] == "lora+bias"
