@@ -270,7 +270,8 @@ def cmd_train(args) -> int:
 
     try:
         card = train(args.task, args.data, args.out, seed=args.seed, resume=args.resume,
-                     progress=not args.no_progress, max_minutes=args.max_minutes)
+                     progress=not args.no_progress, max_minutes=args.max_minutes,
+                     architecture=args.architecture, encoder=args.encoder)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -364,6 +365,11 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--resume", action="store_true", help="continue from out/checkpoint")
     tr.add_argument("--max-minutes", type=float, default=30)
+    tr.add_argument("--architecture", choices=["scratch", "encoder"],
+                    help="scratch: trained from nothing; encoder: a head on the shared pretrained encoder "
+                         "(default: the task's shipped architecture, or encoder with --encoder)")
+    tr.add_argument("--encoder", metavar="FOLDER",
+                    help="the pretrained encoder folder for --architecture encoder (default models/encoder)")
     tr.add_argument("--no-progress", action="store_true")
     tr.set_defaults(func=cmd_train)
 

@@ -61,8 +61,9 @@ def cmd_models(json_out: bool, extra_dirs: Sequence[str] = (), markdown: bool = 
 
         print(f"no models found (built-in folder {BUILTIN_DIR}; add folders with ${ENV_VAR} or --dir)")
         return 0
-    rows = [(m.name, m.task or "?", m.kind or "?", m.source, _size(m.size_bytes),
-             "ok" if m.ok else f"PROBLEM: {m.problem}", str(m.path)) for m in models]
+    rows = [(m.name, "(shared encoder)" if m.role == "encoder" else m.task or "?", m.kind or "?",
+             m.source, _size(m.size_bytes), "ok" if m.ok else f"PROBLEM: {m.problem}", str(m.path))
+            for m in models]
     heads = ("name", "task", "kind", "source", "size", "status", "path")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads[:5])]
     print("  ".join(h.ljust(w) for h, w in zip(heads[:5], widths)) + "  status / path")

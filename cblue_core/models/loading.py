@@ -102,6 +102,9 @@ def load_predictor(name_or_dir: str | Path | ModelInfo, *, task: str | TaskSpec 
         info = inspect_folder(info.path, info.source, allow_pickle=True)  # pickle-only may pass now
     if info.problem is not None:
         raise ModelLoadError(f"model {info.name!r} at {info.path} cannot be loaded: {info.problem}")
+    if info.role == "encoder":
+        raise ModelLoadError(f"{info.name!r} at {info.path} is the shared encoder the built-in task "
+                             "models are built on, not a task model: load one of those")
     if want and info.task and want != info.task:
         raise ModelLoadError(f"model {info.name!r} at {info.path} is for task {info.task}, not {want}")
     table = loader_table()

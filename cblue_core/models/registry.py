@@ -5,6 +5,12 @@ beside its weights (``*.safetensors``) and tokenizer/vocabulary files, or a plai
 checkpoint (``config.json`` + weights + tokenizer files), whose task is read from the
 config's ``cblue_task`` key when present and otherwise left unknown.
 
+The shared character encoder (kind ``mlm-encoder``, :mod:`cblue_core.models.encoder`) is a model
+folder too, listed with ``role`` "encoder": no task, nothing to predict with, but the folder the
+built-in task models of kinds ``encoder-*`` name in their ``config.json`` (``"encoder"``: a path
+relative to the folder holding the task model, e.g. ``encoder`` beside ``models/kuake-qic``, with the
+sha1 of its weights). A task model whose encoder is missing or has other weights has a problem.
+
 User folders come from the ``CBLUE_STUDIO_MODELS`` environment variable (``os.pathsep``-separated;
 each entry is a model folder or a folder of model folders) and from extra folders passed by the
 caller (the app's sidebar). Folders that are incomplete or unreadable are listed with a
@@ -34,6 +40,10 @@ HF_TOKEN_CLASSIFICATION = "hf-token-classification"
 HF_SEQUENCE_CLASSIFICATION = "hf-sequence-classification"
 HF_CAUSAL_LM = "hf-causal-lm"
 HF_KINDS = (HF_TOKEN_CLASSIFICATION, HF_SEQUENCE_CLASSIFICATION, HF_CAUSAL_LM)
+# The shared pretrained encoder: a plain BertForMaskedLM folder with our card (task "").
+ENCODER_KIND = "mlm-encoder"
+# config.json keys of a task model built on the shared encoder.
+ENCODER_REF, ENCODER_SHA1 = "encoder", "encoder_sha1"
 
 SAFE_WEIGHTS = ("model.safetensors", "model.safetensors.index.json")
 PICKLE_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json")
@@ -70,9 +80,15 @@ class ModelInfo:
     def ok(self) -> bool:
         return self.problem is None
 
+    @property
+    def role(self) -> str:
+        """"encoder" for the shared encoder (no task, not a predictor), else "model"."""
+        return "encoder" if self.kind == ENCODER_KIND else "model"
+
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "task": self.task, "path": str(self.path), "kind": self.kind,
-                "source": self.source, "size_bytes": self.size_bytes, "problem": self.problem}
+                "role": self.role, "source": self.source, "size_bytes": self.size_bytes,
+                "problem": self.problem}
 
 
 # ---- reading one folder ----------------------------------------------------------------------
@@ -89,7 +105,8 @@ def read_card(path: str | Path) -> ModelCard:
         raise ValueError(f"{file.name} is not valid UTF-8 JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{file.name} must hold a JSON object")
-    missing = [k for k in ("name", "task", "kind") if not isinstance(data.get(k), str) or not data[k]]
+    required = ("name", "kind") if data.get("kind") == ENCODER_KIND else ("name", "task", "kind")
+    missing = [k for k in required if not isinstance(data.get(k), str) or not data[k]]
     if missing:
         raise ValueError(f"{file.name} lacks {', '.join(missing)} (non-empty strings)")
     known = {f.name for f in fields(ModelCard)}
@@ -184,6 +201,74 @@ def hf_folder_problem(path: str | Path, allow_pickle: bool = False) -> str | Non
     return weights_problem(path, allow_pickle) or tokenizer_problem(path)
 
 
+def encoder_folder_problem(path: str | Path) -> str | None:
+    """What the shared encoder's folder lacks (config, safetensors weights, tokenizer), or None."""
+    path = Path(path)
+    if not (path / "config.json").is_file():
+        return "no config.json"
+    return weights_problem(path) or tokenizer_problem(path)
+
+
+def find_encoder(model_dir: str | Path, ref: str) -> Path:
+    """The encoder folder ``ref`` names for the task model in ``model_dir``: an absolute path, or
+    one relative to the folder holding the model (``models/``), else to the built-in models folder
+    (a task model copied elsewhere still finds the shipped encoder). The first candidate when
+    none exists."""
+    p = Path(ref).expanduser()
+    if p.is_absolute():
+        return p
+    candidates = [Path(model_dir).parent / p, BUILTIN_DIR / p]
+    return next((c for c in candidates if c.is_dir()), candidates[0])
+
+
+_sha1_cache: dict[tuple[str, int, int], str] = {}
+
+
+def weights_sha1(folder: str | Path) -> str:
+    """sha1 of a folder's ``model.safetensors`` (cached by path, size and modification time)."""
+    import hashlib
+
+    file = Path(folder) / "model.safetensors"
+    st = file.stat()
+    key = (str(file.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _sha1_cache:
+        h = hashlib.sha1()
+        with file.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _sha1_cache[key] = h.hexdigest()
+    return _sha1_cache[key]
+
+
+def shared_encoder_problem(path: str | Path) -> str | None:
+    """For a task model on the shared encoder (its ``config.json`` names one): why that encoder
+    cannot serve it (missing, broken, other weights than it was trained on), else None. None too
+    for a model that names no encoder."""
+    path = Path(path)
+    try:
+        config = read_config(path) if (path / "config.json").is_file() else {}
+    except ValueError as exc:
+        return str(exc)
+    ref = config.get(ENCODER_REF)
+    if ref is None:
+        return None
+    enc = find_encoder(path, str(ref))
+    if not enc.is_dir():
+        return f"its shared encoder {ref!r} is not there (looked for {enc})"
+    problem = encoder_folder_problem(enc)
+    if problem is not None:
+        return f"its shared encoder at {enc} cannot be loaded: {problem}"
+    want = config.get(ENCODER_SHA1)
+    try:
+        got = weights_sha1(enc) if want else None
+    except OSError as exc:
+        return f"its shared encoder at {enc} is unreadable: {exc}"
+    if want and got != want:
+        return (f"its shared encoder at {enc} has other weights than the ones it was trained on "
+                f"(sha1 {got[:12] if got else '?'}, expected {str(want)[:12]}): retrain the model on it")
+    return None
+
+
 def is_model_folder(path: Path) -> bool:
     return (path / CARD_FILE).is_file() or (path / "config.json").is_file()
 
@@ -208,13 +293,15 @@ def inspect_folder(path: str | Path, source: str = "user", allow_pickle: bool = 
         except ValueError as exc:
             info.problem = str(exc)
             return info
-        info.card, info.name, info.task, info.kind = card, card.name, card.task, card.kind
-        if card.task not in REGISTRY:
+        info.card, info.name, info.task, info.kind = card, card.name, card.task or None, card.kind
+        if card.kind == ENCODER_KIND:
+            info.problem = encoder_folder_problem(path)
+        elif card.task not in REGISTRY:
             info.problem = f"model card names an unknown task {card.task!r}"
         elif card.kind in HF_KINDS:
             info.problem = hf_folder_problem(path, allow_pickle)
         else:
-            info.problem = weights_problem(path)
+            info.problem = weights_problem(path) or shared_encoder_problem(path)
         return info
     if (path / "config.json").is_file():
         try:
@@ -322,7 +409,7 @@ def resolve(name_or_dir: str | Path, extra_dirs: Sequence[str | Path] = ()) -> M
 
 
 def _available(models: list[ModelInfo]) -> str:
-    names = [m.name for m in models if m.ok]
+    names = [m.name for m in models if m.ok and m.role == "model"]
     if not names:
         return (f"; no models available (built-in folder {BUILTIN_DIR}; add folders with "
                 f"${ENV_VAR} or pass a model folder path)")

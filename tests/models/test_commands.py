@@ -33,11 +33,11 @@ def test_models_json(user_models, tmp_path, monkeypatch, capsys):
     out = json.loads(capsys.readouterr().out)
     models = {m["name"]: m for m in out["models"]}
     for m in out["models"]:
-        assert set(m) == {"name", "task", "path", "kind", "source", "size_bytes", "problem"}
+        assert set(m) == {"name", "task", "path", "kind", "role", "source", "size_bytes", "problem"}
     assert models["qic-ngram"]["source"] == "built-in"
     assert models["tiny-ner"] | {"path": None} == {
         "name": "tiny-ner", "task": "CMeEE", "path": None, "kind": "hf-token-classification",
-        "source": "user", "size_bytes": models["tiny-ner"]["size_bytes"], "problem": None}
+        "role": "model", "source": "user", "size_bytes": models["tiny-ner"]["size_bytes"], "problem": None}
     assert models["tiny-ner"]["size_bytes"] > 1000
     assert models["tiny-lm"]["task"] is None and models["tiny-lm"]["kind"] == "hf-causal-lm"
     assert "no weights" in models["broken"]["problem"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -133,7 +134,8 @@ def test_resolve_with_no_models(tmp_path, monkeypatch):
 def test_model_info_json(builtin):
     info = resolve("qic-ngram")
     js = info.to_json()
-    assert set(js) == {"name", "task", "path", "kind", "source", "size_bytes", "problem"}
+    assert set(js) == {"name", "task", "path", "kind", "role", "source", "size_bytes", "problem"}
+    assert js["role"] == "model"
     json.dumps(js)
 
 
@@ -196,3 +198,26 @@ def test_builtin_package_absent(builtin, monkeypatch):
         loading.load_predictor("qic-ngram")
     table = loading.loader_table()
     assert set(registry.HF_KINDS) <= set(table)
+
+
+def test_shared_encoder_and_the_models_on_it(builtin):
+    enc = fake_card_folder(builtin / "encoder", "encoder", task="", kind="mlm-encoder")
+    (enc / "config.json").write_text(json.dumps({"model_type": "bert"}), encoding="utf-8")
+    (enc / "vocab.txt").write_text("[PAD]\n[UNK]\n", encoding="utf-8")
+    sha1 = registry.weights_sha1(enc)
+    head = fake_card_folder(builtin / "qic-head", "qic-head", kind="encoder-classifier")
+    (head / "config.json").write_text(json.dumps({"encoder": "encoder", "encoder_sha1": sha1}), encoding="utf-8")
+    found = by_name(list_models())
+    assert found["encoder"].ok and found["encoder"].role == "encoder" and found["encoder"].task is None
+    assert found["qic-head"].ok and found["qic-head"].role == "model"
+    with pytest.raises(ModelNotFoundError) as err:
+        resolve("nothing-like-it")
+    assert "qic-head" in str(err.value) and "encoder," not in str(err.value)   # not offered as a model
+    # the encoder's weights change: its task models say so; without its tokenizer it has a problem
+    (enc / "model.safetensors").write_bytes(b"\1" * 32)
+    assert "other weights" in registry.inspect_folder(head).problem
+    (enc / "vocab.txt").unlink()
+    assert "no tokenizer" in registry.inspect_folder(enc).problem
+    assert "cannot be loaded: no tokenizer" in registry.inspect_folder(head).problem
+    shutil.rmtree(enc)
+    assert "is not there" in registry.inspect_folder(head).problem

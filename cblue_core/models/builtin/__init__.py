@@ -5,6 +5,13 @@ Nothing is downloaded: every model is trained here on the CBLUE files (see each 
 
     python -m cblue_core train --task CHIP-CTC --data /path/to/cblue --out models/chip-ctc
 
+or, for the tasks with a head on the shared pretrained character encoder (:mod:`.encoder_heads`,
+:mod:`.finetune`)::
+
+    python -m cblue_core train --task KUAKE-QIC --data /path/to/cblue --out models/kuake-qic \
+        --architecture encoder [--encoder models/encoder]
+
+(:data:`ARCHITECTURE` says which of the two a task's ``train`` uses by default: the one shipped),
 and :data:`BUILTIN_LOADERS` maps each ``ModelCard.kind`` to a loader ``(folder, device) ->
 Predictor``.
 
@@ -20,6 +27,10 @@ CHIP-STS       ``ngram-classifier``        pair bags [a, b, |a-b|, a*b, a&b, a-b
 KUAKE-QTR      ``ngram-classifier``        (same pair model)
 KUAKE-QQR      ``ngram-classifier``        (same pair model)
 =============  ==========================  ========================================================
+
+On the shared encoder: ``encoder-classifier`` (CHIP-CTC, KUAKE-QIC; CHIP-STS, KUAKE-QQR, KUAKE-QTR
+as pairs) and ``encoder-spans`` (CMeEE): a head and a small adapter per task, the encoder shipped
+once in ``models/encoder``.
 """
 from __future__ import annotations
 
@@ -29,13 +40,15 @@ from pathlib import Path
 from ...records import Example
 from ...tasks import get_task
 from ..base import ModelCard, Predictor
-from . import cdn, cmeie, common, ngram, spans
+from . import cdn, cmeie, common, encoder_heads, ngram, spans
 
 BUILTIN_LOADERS: dict[str, Callable[[Path, str], Predictor]] = {
     ngram.KIND: ngram.load_model,
     spans.KIND: spans.load_model,
     cdn.KIND: cdn.load_model,
     cmeie.KIND: cmeie.load_model,
+    encoder_heads.KIND_CLASSIFIER: encoder_heads.load_model,
+    encoder_heads.KIND_SPANS: encoder_heads.load_model,
 }
 
 TRAINERS: dict[str, Callable[..., ModelCard]] = {
@@ -51,6 +64,12 @@ TRAINERS: dict[str, Callable[..., ModelCard]] = {
 
 # Folder names under the repository's models/ directory.
 MODEL_DIRS: dict[str, str] = {t: t.lower() for t in TRAINERS}
+
+ARCHITECTURES = ("scratch", "encoder")
+# The architecture each task's shipped model has, which `train` uses unless told otherwise:
+# "scratch" (trained from nothing, TRAINERS) or "encoder" (a head on the shared encoder,
+# encoder_heads.TRAINERS). Switch a task once its encoder model beats its scratch model.
+ARCHITECTURE: dict[str, str] = {t: "scratch" for t in TRAINERS}
 
 
 def supervised_training_data(card: ModelCard, data_dir: str | Path) -> tuple[list[Example], list[str]]:
@@ -68,22 +87,37 @@ def supervised_training_data(card: ModelCard, data_dir: str | Path) -> tuple[lis
 
 def train(task: str, data_dir: str | Path, out_dir: str | Path, *, seed: int = 0,
           resume: bool = False, progress: bool = True, max_minutes: float = 30,
-          overrides: dict | None = None) -> ModelCard:
+          overrides: dict | None = None, architecture: str | None = None,
+          encoder: str | Path | None = None) -> ModelCard:
     """Train the built-in model of ``task`` on ``data_dir`` (a CBLUE folder holding
     ``<Task>/`` subfolders, or the task folder itself) and write it to ``out_dir``.
 
-    Seeded (``seed``); checkpoints after every epoch to ``out_dir/checkpoint/`` (safetensors and
-    JSON) and continues from there with ``resume``; stops after the epoch that would overrun
-    ``max_minutes``; a tqdm bar on stderr when ``progress``. ``overrides`` replaces default
-    hyperparameters (tests use tiny ones). Returns the model card written beside the weights,
-    with the evaluator's summary on the dev file (the held-out part of the dev split for CMeIE).
+    ``architecture`` is "scratch" or "encoder" (a head on the shared encoder in ``encoder``,
+    default ``models/encoder``); by default the task's shipped one (:data:`ARCHITECTURE`), or
+    "encoder" when ``encoder`` is given. Seeded (``seed``); checkpoints after every epoch to
+    ``out_dir/checkpoint/`` (safetensors and JSON) and continues from there with ``resume``; stops
+    after the epoch that would overrun ``max_minutes``; a tqdm bar on stderr when ``progress``.
+    ``overrides`` replaces default hyperparameters (tests use tiny ones). Returns the model card
+    written beside the weights, with the evaluator's summary on the dev file (the held-out part of
+    the dev split for CMeIE).
     """
-    try:
-        trainer = TRAINERS[task]
-    except KeyError:
-        raise ValueError(f"no built-in model for task {task!r}; trainable: {', '.join(TRAINERS)}") from None
-    return trainer(task, data_dir, out_dir, seed=seed, resume=resume, progress=progress,
-                   max_minutes=max_minutes, overrides=overrides, tried=TRIED.get(task))
+    if task not in TRAINERS:
+        raise ValueError(f"no built-in model for task {task!r}; trainable: {', '.join(TRAINERS)}")
+    arch = architecture or ("encoder" if encoder else ARCHITECTURE[task])
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"unknown architecture {arch!r}; one of {', '.join(ARCHITECTURES)}")
+    if arch == "encoder":
+        if task not in encoder_heads.TRAINERS:
+            raise ValueError(f"no head on the shared encoder for {task} yet; on the encoder: "
+                             f"{', '.join(encoder_heads.TRAINERS)}")
+        return encoder_heads.TRAINERS[task](task, data_dir, out_dir, seed=seed, resume=resume,
+                                            progress=progress, max_minutes=max_minutes,
+                                            overrides=overrides, tried=encoder_heads.TRIED.get(task),
+                                            encoder=encoder)
+    if encoder:
+        raise ValueError("--encoder is for the encoder architecture; the scratch models use none")
+    return TRAINERS[task](task, data_dir, out_dir, seed=seed, resume=resume, progress=progress,
+                          max_minutes=max_minutes, overrides=overrides, tried=TRIED.get(task))
 
 
 def load(folder: str | Path, device: str = "cpu") -> Predictor:
@@ -112,7 +146,7 @@ def loss_curve(task: str, data_dir: str | Path, *, steps: int = 20, seed: int = 
         if spec.kind in (Kind.CLASSIFICATION, Kind.PAIR):
             params = {**ngram.TINY, "epochs": 1000, **(overrides or {})}
             train_ex, _ = common.load_split(data_dir, spec, "train")
-            cfg = ngram.NgramConfig(task=task, labels=ngram._labels_of(spec, train_ex),
+            cfg = ngram.NgramConfig(task=task, labels=common.task_labels(spec, train_ex),
                                     pair=spec.kind == Kind.PAIR, **params)
             common.set_seed(seed)
             _, x, y = ngram.prepare(spec, train_ex, cfg)
@@ -201,4 +235,5 @@ TRIED: dict[str, list[str]] = {
 }
 
 
-__all__ = ["BUILTIN_LOADERS", "MODEL_DIRS", "TRAINERS", "TRIED", "load", "loss_curve", "train"]
+__all__ = ["ARCHITECTURE", "ARCHITECTURES", "BUILTIN_LOADERS", "MODEL_DIRS", "TRAINERS", "TRIED", "load",
+           "loss_curve", "train"]

@@ -110,6 +110,33 @@ def gold_label(task: TaskSpec, label: str | None) -> str | None:
     return label
 
 
+def task_labels(task: TaskSpec, examples: Sequence[Example]) -> list[str]:
+    """A classifier's labels: the task's codes, else those of the training examples (sorted)."""
+    return list(task.label_codes) or sorted({gold_label(task, e.label) for e in examples if e.label})
+
+
+def weighted_ce(y: torch.Tensor, n_labels: int, power: float) -> torch.nn.Module:
+    """Cross-entropy with class weights ``(N / count) ** power`` (normalised so that the mean
+    weight of a training example is 1); plain cross-entropy when ``power <= 0``."""
+    if power <= 0:
+        return torch.nn.CrossEntropyLoss()
+    counts = torch.bincount(y, minlength=n_labels).float().clamp(min=1)
+    w = (counts.sum() / counts) ** power
+    w = w / (w * counts).sum() * counts.sum()
+    return torch.nn.CrossEntropyLoss(weight=w)
+
+
+def label_predictions(batch: Sequence[Example], labels: Sequence[str], probs: torch.Tensor) -> list[Example]:
+    """One prediction per example: the most probable label, every label's probability in
+    ``meta["probabilities"]``."""
+    out = []
+    for ex, p in zip(batch, probs.tolist()):
+        best = max(range(len(p)), key=p.__getitem__)
+        out.append(Example(key=ex.key, index=ex.index, text=ex.text, text2=ex.text2, label=labels[best],
+                           meta={"probabilities": {l: round(v, 6) for l, v in zip(labels, p)}}))
+    return out
+
+
 def seeded_split(n: int, seed: int, train_fraction: float = 0.8) -> tuple[list[int], list[int]]:
     """Indices of a fixed split: a ``numpy.random.RandomState(seed)`` permutation, first
     ``train_fraction`` for training, the rest held out (both returned sorted)."""
@@ -171,6 +198,8 @@ class TrainState(TypedDict):
     stopped_early: bool           # cut by ``max_minutes``
     scheduler: NotRequired[dict[str, Any]]    # the LR scheduler's state dict, when there is one
     step_losses: NotRequired[list[float]]     # per-step losses (:func:`train_epochs`)
+    selection: NotRequired[list[float]]       # held-out score per epoch (finetune.fine_tune)
+    best_epoch: NotRequired[int]              # the epoch those scores chose
 
 
 class Checkpoint:

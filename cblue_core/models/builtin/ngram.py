@@ -181,14 +181,7 @@ class NgramClassifier(C.NetPredictor):
             return torch.softmax(self.net(x).float(), dim=-1).cpu()
 
     def _predict_batch(self, batch: Sequence[Example]) -> list[Example]:
-        probs = self.probabilities(batch)
-        out = []
-        for ex, p in zip(batch, probs.tolist()):
-            best = max(range(len(p)), key=p.__getitem__)
-            out.append(Example(key=ex.key, index=ex.index, text=ex.text, text2=ex.text2,
-                               label=self.labels[best],
-                               meta={"probabilities": {l: round(v, 6) for l, v in zip(self.labels, p)}}))
-        return out
+        return C.label_predictions(batch, self.labels, self.probabilities(batch))
 
 
 def _to_device(x: dict, device: str) -> dict:
@@ -231,11 +224,6 @@ DEFAULTS: dict[str, dict] = {
 TINY = {"epochs": 3, "dim": 8, "hidden": 16, "max_vocab": 2000, "min_count": 1, "dropout": 0.0, "batch_size": 8, "lr": 1e-2}
 
 
-def _labels_of(task: TaskSpec, examples: Sequence[Example]) -> list[str]:
-    labels = list(task.label_codes) or sorted({C.gold_label(task, e.label) for e in examples if e.label})
-    return labels
-
-
 def prepare(task: TaskSpec, train: Sequence[Example], cfg: NgramConfig):
     texts = [e.text for e in train] + ([e.text2 for e in train] if cfg.pair else [])
     vocab = Featurizer.build_vocab(texts, cfg.orders, cfg.min_count, cfg.max_vocab)
@@ -249,19 +237,10 @@ def prepare(task: TaskSpec, train: Sequence[Example], cfg: NgramConfig):
     return feat, x, y
 
 
-def make_loss(cfg: NgramConfig, y: torch.Tensor) -> nn.Module:
-    if cfg.class_weight <= 0:
-        return nn.CrossEntropyLoss()
-    counts = torch.bincount(y, minlength=len(cfg.labels)).float().clamp(min=1)
-    w = (counts.sum() / counts) ** cfg.class_weight
-    w = w / (w * counts).sum() * counts.sum()
-    return nn.CrossEntropyLoss(weight=w)
-
-
 def fit(net: NgramNet, x: list[dict], y: torch.Tensor, cfg: NgramConfig, out_dir: Path, *, seed: int,
         resume: bool, progress: bool, max_minutes: float, max_steps: int | None = None) -> C.TrainState:
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    loss_fn = make_loss(cfg, y)
+    loss_fn = C.weighted_ce(y, len(cfg.labels), cfg.class_weight)
     steps_per_epoch = math.ceil(len(x) / cfg.batch_size)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda ep: max(0.05, 1 - ep / max(cfg.epochs, 1)))
@@ -304,7 +283,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     pair = task.kind == Kind.PAIR
     params = dict(DEFAULTS.get(task.name, {}))
     params.update(overrides or {})
-    cfg = NgramConfig(task=task.name, labels=_labels_of(task, train_ex), pair=pair, **params)
+    cfg = NgramConfig(task=task.name, labels=C.task_labels(task, train_ex), pair=pair, **params)
     C.set_seed(seed)
     feat, x, y = prepare(task, train_ex, cfg)
     C.set_seed(seed)

@@ -303,15 +303,18 @@ def decode(logits: torch.Tensor, lengths: Sequence[int], labels: Sequence[str],
             e = s + w + 1
             if e <= n:
                 cand.append((s, e, labels[int(best[i, s, w]) - 1], float(best_p[i, s, w])))
-        if not allow_crossing and len(cand) > 1:
-            cand.sort(key=lambda t: -t[3])
-            kept: list[tuple[int, int, str, float]] = []
-            for c in cand:
-                if all(not (k[0] < c[0] < k[1] < c[1] or c[0] < k[0] < c[1] < k[1]) for k in kept):
-                    kept.append(c)
-            cand = kept
-        out.append(sorted(cand))
+        out.append(sorted(cand) if allow_crossing else drop_crossing(cand))
     return out
+
+
+def drop_crossing(cand: Sequence[tuple[int, int, str, float]]) -> list[tuple[int, int, str, float]]:
+    """The spans ``(start, end, type, prob)`` left when, strongest first, a span that crosses
+    (overlaps without nesting) a kept one is dropped; sorted."""
+    kept: list[tuple[int, int, str, float]] = []
+    for c in sorted(cand, key=lambda t: -t[3]):
+        if all(not (k[0] < c[0] < k[1] < c[1] or c[0] < k[0] < c[1] < k[1]) for k in kept):
+            kept.append(c)
+    return sorted(kept)
 
 
 class SpanModel(C.NetPredictor):
@@ -329,13 +332,19 @@ class SpanModel(C.NetPredictor):
                       pointer=self.net.cfg.head == "pointer")
 
     def _predict_batch(self, batch: Sequence[Example]) -> list[Example]:
-        found = self.spans([e.text for e in batch])
-        out = []
-        for ex, sp in zip(batch, found):
-            spans = [Span(s, e, t, ex.text[s:e]) for s, e, t, _ in sp]
-            out.append(Example(key=ex.key, index=ex.index, text=ex.text, text2=ex.text2, spans=spans,
-                               meta={"span_probabilities": [round(p, 4) for *_, p in sp]}))
-        return out
+        return span_predictions(batch, self.spans([e.text for e in batch]))
+
+
+def span_predictions(batch: Sequence[Example], found: Sequence[Sequence[tuple[int, int, str, float]]]
+                     ) -> list[Example]:
+    """One prediction per example from its ``(start, end, type, probability)`` spans (the
+    probabilities in ``meta["span_probabilities"]``)."""
+    out = []
+    for ex, sp in zip(batch, found):
+        spans = [Span(s, e, t, ex.text[s:e]) for s, e, t, _ in sp]
+        out.append(Example(key=ex.key, index=ex.index, text=ex.text, text2=ex.text2, spans=spans,
+                           meta={"span_probabilities": [round(p, 4) for *_, p in sp]}))
+    return out
 
 
 # ---------------------------------------------------------------------- save / load

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 from ...io.validate import load
 from ..base import ModelCard
 from ..builtin.common import find_split, finish_card
+from ..registry import ENCODER_KIND
 from .corpus import Corpus, corpus_tasks, normalise
 from .vocab import save_tokenizer
 
 if TYPE_CHECKING:
     from .pretrain import PretrainResult
 
-KIND = "mlm-encoder"
+KIND = ENCODER_KIND
 NAME = "encoder"
 SELECTION = ("no dev or test text is read for training; the recipe was chosen by throughput "
              "(steps per second at 1 thread) within a 2-hour CPU budget, and the run is judged on "
@@ -162,4 +163,8 @@ def export(result: PretrainResult, model, tokens: list[str], *, seed: int, data_
                "dev_overlap": dev_overlap(result.corpus, data_dir)},
     )
     card.training["passes"] = round(card.training["passes"], 3)
+    if st["step"] < cfg.steps:
+        card.extra["partial"] = {"steps": st["step"], "of": cfg.steps}
+        card.description += (f" PARTLY TRAINED: exported at step {st['step']:,} of the recipe's "
+                             f"{cfg.steps:,}, for trials only.")
     return finish_card(out, card, readme(card))

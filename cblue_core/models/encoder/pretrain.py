@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
+import json
 import math
 import time
 from dataclasses import asdict, dataclass, fields
@@ -343,4 +344,40 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
 
         export(result, model, tokens, seed=seed, data_dir=data_dir, command=command)
         _log(f"exported the model folder to {out_dir}")
+    return result
+
+
+def export_checkpoint(run_dir: str | Path, out_dir: str | Path, data_dir: str | Path, *,
+                      threads: int = 1) -> PretrainResult:
+    """Export the last checkpoint of a pretraining run in ``run_dir`` (finished or not) as a model
+    folder in ``out_dir``, for trials of the task models before the run ends; an unfinished one
+    says so in its card (``extra.partial``). ``threads``: those the run used (the checkpoint does
+    not record them). Reads ``run_dir`` only: copy a live run's folder first, since its checkpoint
+    is rewritten every few minutes."""
+    run_dir, out_dir = Path(run_dir), Path(out_dir)
+    ckpt = Checkpoint(run_dir)
+    if not ckpt.exists():
+        raise FileNotFoundError(f"no pretraining checkpoint in {run_dir / 'checkpoint'}")
+    blob = json.loads((ckpt.dir / "state.json").read_text(encoding="utf-8"))
+    state = cast(PretrainState, blob["state"])
+    cfg = make_config({k: v for k, v in state["recipe"].items() if k in {f.name for f in fields(PretrainConfig)}})
+    tokens = read_vocab(run_dir / TOKENIZER_DIR)
+    tokenizer = load_tokenizer(run_dir / TOKENIZER_DIR)
+    corpus = build_corpus(data_dir)
+    if corpus_fingerprint(corpus) != state["corpus_sha1"]:
+        raise ValueError("the checkpoint was made on other data files (corpus fingerprint differs)")
+    pieces = D.encode(tokenizer, corpus.train, cfg.max_len)
+
+    from transformers import BertForMaskedLM
+
+    model = BertForMaskedLM(cfg.model_config(len(tokens), D.specials_of(tokenizer)))
+    ckpt.load(model, None)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result = PretrainResult(out_dir, state, state["step"] >= cfg.steps, corpus, cfg,
+                            threads, sum(map(len, pieces)))
+    from .export import export
+
+    export(result, model, tokens, seed=state["seed"], data_dir=data_dir,
+           command=f"python -m cblue_core pretrain --data {data_dir} --out {run_dir}"
+                   + (f" --seed {state['seed']}" if state["seed"] else ""))
     return result

@@ -9,7 +9,7 @@ import torch
 from safetensors.torch import load_file
 
 from cblue_core.cli import main
-from cblue_core.models.encoder.pretrain import PretrainConfig, pretrain
+from cblue_core.models.encoder.pretrain import PretrainConfig, export_checkpoint, pretrain
 from tests.models.conftest import SAMPLE
 
 DATA = SAMPLE / "cblue"
@@ -84,6 +84,24 @@ def test_resume_gives_the_weights_of_an_uninterrupted_run(tmp_path):
     # another recipe cannot continue that checkpoint
     with pytest.raises(ValueError, match="lr"):
         pretrain(DATA, tmp_path / "cut", overrides={**small, "lr": 1e-3}, progress=False, resume=True)
+
+
+def test_an_unfinished_checkpoint_exports_as_a_partial_folder(tmp_path):
+    from transformers import AutoModelForMaskedLM
+
+    small = {**TINY, "steps": 10, "eval_every": 5, "log_every": 5}
+    cut = pretrain(DATA, tmp_path / "run", overrides=small, progress=False, max_steps=6)
+    assert not cut.finished
+    result = export_checkpoint(tmp_path / "run", tmp_path / "encoder", DATA)
+    assert not result.finished and result.state["step"] == 6
+    card = json.loads((tmp_path / "encoder" / "model_card.json").read_text(encoding="utf-8"))
+    assert card["kind"] == "mlm-encoder" and card["extra"]["partial"] == {"steps": 6, "of": 10}
+    assert "PARTLY TRAINED" in card["description"] and not (tmp_path / "encoder" / "checkpoint").exists()
+    model = AutoModelForMaskedLM.from_pretrained(tmp_path / "encoder")
+    ckpt = load_file(str(tmp_path / "run" / "checkpoint" / "model.safetensors"))
+    assert torch.equal(model.bert.embeddings.word_embeddings.weight, ckpt["bert.embeddings.word_embeddings.weight"])
+    with pytest.raises(FileNotFoundError):
+        export_checkpoint(tmp_path / "nothing", tmp_path / "x", DATA)
 
 
 def test_defaults_are_the_recipe():
