@@ -6,14 +6,22 @@ import streamlit as st
 
 from app_pages.annotate import session as S
 from app_pages.annotate.context import Context
-from app_pages.common import selected
+from app_pages.common import db_path, selected, shared_workspace
 from app_pages.keys import Annotate as K
 
 
-def render(ctx: Context) -> None:
+@st.cache_data(max_entries=16, show_spinner="Reading the runs and the gold…")
+def queue(path: str, dataset_id: int, head_event: int, runs: tuple[int, ...]) -> list:
+    """The review queue, once per gold state (``head_event``: the newest annotation event) and set
+    of runs: it reads the gold and every run's predictions."""
     from cblue_core.annotation.review import review_queue
 
-    items = review_queue(ctx.ws, ctx.dataset_id, limit=100)
+    return review_queue(shared_workspace(path).cursor(), dataset_id, limit=100)
+
+
+def render(ctx: Context) -> None:
+    did = ctx.dataset_id
+    items = queue(db_path(), did, ctx.ws.annotations.head_event(did), tuple(r.run_id for r in ctx.ws.runs.all(did)))
     if not items:
         st.info("Nothing to review: no validation defect, no example every run gets wrong, no "
                 "disagreement between runs, no mention typed inconsistently.")

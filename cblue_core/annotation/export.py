@@ -860,6 +860,33 @@ FORMAT_TITLES = {
 }
 
 
+# What each annotation-tool format can hold (the official format holds every task).
+FORMAT_HOLDS = {"brat": ("spans", "triples"), "doccano": ("spans", "triples", "label", "terms"),
+                "label-studio": ("spans", "triples", "label", "terms")}
+_FORMAT_NAMES = {"brat": "brat", "doccano": "doccano", "label-studio": "Label Studio"}
+
+
+def format_refusal(task: TaskSpec, fmt: str) -> str | None:
+    """Why ``fmt`` cannot hold ``task``'s gold (None when it can), without building anything."""
+    if fmt not in FORMATS:
+        return f"unknown export format {fmt!r} (expected one of {', '.join(FORMATS)})"
+    if fmt == "official":
+        return None
+    try:
+        _kind(task, FORMAT_HOLDS[fmt], _FORMAT_NAMES[fmt])
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def download_name(task: TaskSpec, split: str, fmt: str, version: str | None = None) -> tuple[str, str]:
+    """(file name, media type) of the download of a split in ``fmt`` at ``version``."""
+    stem = export_stem(task, split, None if version == "current" else version)
+    if fmt == "official":
+        return task.files.get(split) or f"{stem}.json", "application/json"
+    return f"{stem}_{fmt.replace('-', '_')}.zip", "application/zip"
+
+
 def export_download(ws, dataset_id: int, fmt: str, version: str | None = None) -> Download:
     """The split at ``version`` in ``fmt`` as one download: the official file itself (named as
     the official split file), or a zip of an annotation tool's files. Raises ValueError as
@@ -868,11 +895,10 @@ def export_download(ws, dataset_id: int, fmt: str, version: str | None = None) -
         raise ValueError(f"unknown export format {fmt!r} (expected one of {', '.join(FORMATS)})")
     version = None if version == "current" else version
     info, task = _dataset(ws, dataset_id)
-    stem = export_stem(task, info.split, version)
+    file_name, mime = download_name(task, info.split, fmt, version)
     if fmt == "official":
         with tempfile.TemporaryDirectory() as tmp:
             data = export_official(ws, dataset_id, version, Path(tmp)).read_bytes()
-        return Download(task.files.get(info.split) or f"{stem}.json", data, "application/json")
-    tag = fmt.replace("-", "_")
-    files = format_files(task, ws.annotations.gold_examples(dataset_id, version), fmt, f"{stem}_{tag}")
-    return Download(f"{stem}_{tag}.zip", zip_files(files), "application/zip")
+        return Download(file_name, data, mime)
+    files = format_files(task, ws.annotations.gold_examples(dataset_id, version), fmt, Path(file_name).stem)
+    return Download(file_name, zip_files(files), mime)

@@ -463,3 +463,44 @@ def test_span_editor_files_are_offline_and_escape_data():
                   re.findall(r"\.c(\d+) \{ --bg: (#[0-9A-F]{6}); --bd: (#[0-9A-F]{6}); \}", css)])
     assert found == {c.index: (c.bg, c.border) for c in PALETTE}
     assert f"PALETTE_SIZE = {len(PALETTE)}" in js
+
+
+def test_export_and_review_tabs_do_no_work_on_a_rerun(open_page, ann_db, monkeypatch):
+    """The Export tab builds a file only when its button is clicked (the button holds a callable
+    that builds it); the review queue is computed once per gold state and set of runs."""
+    from app_pages.annotate import export_tab, review_tab
+    from cblue_core.annotation import export as exporter
+    from cblue_core.annotation import review
+
+    built = {"n": 0}
+    real_download = exporter.export_download
+
+    def spy_download(*a, **kw):
+        built["n"] += 1
+        return real_download(*a, **kw)
+
+    monkeypatch.setattr(exporter, "export_download", spy_download)
+    at = open_tab(open_page({"task": "CMeEE", "split": "dev", "example": 0}), "Export")
+    ok(at.run())
+    assert built["n"] == 0 and len(at.get("download_button")) == 4
+    data = export_tab.exported(str(ann_db), store(ann_db).datasets.find("CMeEE", "dev").dataset_id, "brat", None)
+    assert built["n"] == 1 and data[:2] == b"PK"                  # what a click builds: the zip
+
+    review_tab.queue.clear()
+    computed = {"n": 0}
+    real_queue = review.review_queue
+
+    def spy_queue(*a, **kw):
+        computed["n"] += 1
+        return real_queue(*a, **kw)
+
+    monkeypatch.setattr(review, "review_queue", spy_queue)
+    at = open_tab(at, "Review queue")
+    ok(at.run())
+    assert computed["n"] == 1
+    ws = store(ann_db)
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
+    ann, rev = ws.annotations.current(did, 5)
+    ws.annotations.save(did, 5, ann.__class__(spans=ann.spans[1:]), author="x", reason="r", base_revision=rev)
+    ok(at.run())                                                   # a new event: computed again
+    assert computed["n"] == 2
