@@ -55,3 +55,15 @@ def matrix_click(at: AppTest, task: str, gold: str | None, pred: str | None) -> 
                 return {"selection": {"points": [{"customdata": data, "x": data[1], "y": data[0]}],
                                       "point_indices": [0], "box": [], "lasso": []}}
     raise AssertionError(f"no cell ({gold}, {pred}) in the matrix")
+
+
+def count_calls(monkeypatch, owner, name: str) -> dict[str, int]:
+    """Replace ``owner.name`` by a spy that counts its calls (and calls the real one)."""
+    calls = {"n": 0}
+    real = getattr(owner, name)
+
+    def spy(*args, **kwargs):
+        calls["n"] += 1
+        return real(*args, **kwargs)
+    monkeypatch.setattr(owner, name, spy)
+    return calls

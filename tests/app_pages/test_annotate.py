@@ -18,7 +18,7 @@ from cblue_core.render.palette import PALETTE
 from cblue_core.runs import import_run
 from cblue_core.store.workspace import connect
 from cblue_core.tasks import get_task
-from tests.app_pages.conftest import APP, html_of
+from tests.app_pages.conftest import APP, count_calls, html_of
 from tests.conftest import SAMPLE_DATA
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -472,14 +472,7 @@ def test_export_and_review_tabs_do_no_work_on_a_rerun(open_page, ann_db, monkeyp
     from cblue_core.annotation import export as exporter
     from cblue_core.annotation import review
 
-    built = {"n": 0}
-    real_download = exporter.export_download
-
-    def spy_download(*a, **kw):
-        built["n"] += 1
-        return real_download(*a, **kw)
-
-    monkeypatch.setattr(exporter, "export_download", spy_download)
+    built = count_calls(monkeypatch, exporter, "export_download")
     at = open_tab(open_page({"task": "CMeEE", "split": "dev", "example": 0}), "Export")
     ok(at.run())
     assert built["n"] == 0 and len(at.get("download_button")) == 4
@@ -487,14 +480,7 @@ def test_export_and_review_tabs_do_no_work_on_a_rerun(open_page, ann_db, monkeyp
     assert built["n"] == 1 and data[:2] == b"PK"                  # what a click builds: the zip
 
     review_tab.queue.clear()
-    computed = {"n": 0}
-    real_queue = review.review_queue
-
-    def spy_queue(*a, **kw):
-        computed["n"] += 1
-        return real_queue(*a, **kw)
-
-    monkeypatch.setattr(review, "review_queue", spy_queue)
+    computed = count_calls(monkeypatch, review, "review_queue")
     at = open_tab(at, "Review queue")
     ok(at.run())
     assert computed["n"] == 1

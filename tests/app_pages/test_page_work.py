@@ -15,7 +15,7 @@ from cblue_core.runs import export_run, import_run
 from cblue_core.store.datasets import DatasetStore
 from cblue_core.store.runs import RunStore
 from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import APP, html_of
+from tests.app_pages.conftest import APP, count_calls, html_of
 from tests.app_pages.test_runs_errors_compare import runs_db  # noqa: F401 - a fixture
 from tests.conftest import SAMPLE_DATA
 
@@ -43,17 +43,6 @@ def page(db):
         assert not at.exception, at.exception
         return at
     return open_page
-
-
-def count_calls(monkeypatch, owner, name: str) -> dict[str, int]:
-    calls = {"n": 0}
-    real = getattr(owner, name)
-
-    def spy(*args, **kwargs):
-        calls["n"] += 1
-        return real(*args, **kwargs)
-    monkeypatch.setattr(owner, name, spy)
-    return calls
 
 
 def test_runs_page_exports_only_on_download(db, page, monkeypatch):
