@@ -88,9 +88,10 @@ def _example(ctx: Context, ex: Example, idx: int) -> None:
 
 def _buttons(ctx: Context, idx: int, dirty: bool, *, mine: bool) -> None:
     did = ctx.dataset_id
-    b1, b2, b3 = st.columns(3)
-    if ctx.kind not in IN_SPAN_EDITOR:     # the span editor has its own Save (Ctrl+S)
-        b1.button("Save", type="primary", on_click=A.on_save, args=(did, idx), key=K.SAVE,
+    with_save = ctx.kind not in IN_SPAN_EDITOR          # the span editor has its own Save (Ctrl+S)
+    *first, b2, b3 = st.columns(3 if with_save else 2)
+    if with_save:
+        first[0].button("Save", type="primary", on_click=A.on_save, args=(did, idx), key=K.SAVE,
                   disabled=not dirty or ctx.read_only)
     b2.button("Discard unsaved changes", on_click=A.on_discard, args=(did, idx), key=K.DISCARD,
               disabled=not dirty)
