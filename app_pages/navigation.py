@@ -12,6 +12,7 @@ the demo can show nothing but itself, and the root URL opens the Datasets page a
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,9 @@ PAGES = (
     PageSpec("pages/annotate.py", "Annotate", ":material/edit:", "annotate"),
 )
 
-_running: dict[str, bool] = {"inside": False}
+# Per thread, because every session's script runs in its own thread: a module-wide flag set by one
+# visitor's run made another visitor's first deep link skip the app and lose its sidebar.
+_running = threading.local()
 
 
 def page_file(url_path: str) -> str:
@@ -66,16 +69,16 @@ def main() -> None:
             for spec, p in zip(PAGES, pages):
                 st.page_link(page=p, label=md(spec.title), icon=spec.icon)
     sidebar()
-    _running["inside"] = True
+    _running.inside = True
     try:
         page.run()
     finally:
-        _running["inside"] = False
+        _running.inside = False
 
 
 def page_or_app(render: Callable[[], None]) -> None:
     """Run a page inside the app's navigation; run on its own (a first deep link), hand over."""
-    if _running["inside"]:
+    if getattr(_running, "inside", False):
         render()
     else:
         main()

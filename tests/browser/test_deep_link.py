@@ -11,6 +11,7 @@ import urllib.request
 from urllib.parse import urlparse
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import ROOT, _free_port, _prepare_workspace
 
@@ -54,8 +55,9 @@ def test_a_deep_link_as_the_first_request_shows_the_page_in_the_app(first, tmp_p
         title = first.strip("/").split("?")[0].capitalize()
         assert page.locator("h1").first.inner_text() == title
         sidebar = page.locator('[data-testid="stSidebar"]')
-        links = sidebar.locator('[data-testid="stPageLink-NavLink"]')
-        assert links.count() == 6 and "Datasets" in sidebar.inner_text()
+        # expect() waits a little: the page's elements and the sidebar's arrive in separate messages
+        expect(sidebar.locator('[data-testid="stPageLink-NavLink"]')).to_have_count(6)
+        assert "Datasets" in sidebar.inner_text()
         assert page.locator('[data-testid="stException"]').count() == 0
         if "run=1" in first:
             assert "run=1" in page.url
