@@ -104,10 +104,8 @@ class Errors:
     SLICE_PREDICATE = "err_slice_pred"
     SLICE_SAVE = "err_slice_save"
     GOLD_VERSION = "err_gold_version"
-
-    @staticmethod
-    def bucket(start: int, feature: str) -> str:
-        return f"err_bucket_{start}_{feature}"
+    BUCKETS = "err_buckets"
+    LABEL_CHART = "err_label_chart"
 
 
 class Compare:

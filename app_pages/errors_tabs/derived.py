@@ -13,6 +13,7 @@ from typing import Any
 
 import streamlit as st
 
+from app_pages.charts import bucket_figure
 from app_pages.common import run_evaluation_cached, shared_workspace
 from cblue_core.analysis.buckets import BucketScore, bucket_kind, run_buckets
 from cblue_core.analysis.slices import SliceScore, slice_scores
@@ -40,6 +41,12 @@ def buckets(path: str, run_id: int) -> tuple[list[BucketScore], bool]:
     run = ws.runs.get(run_id)
     has_train = run is not None and ws.datasets.find(run.task, "train") is not None
     return compute_buckets(path, run_id), has_train
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def bucket_chart(path: str, run_id: int, metric: str) -> dict[str, Any]:
+    """The bucket figure as Plotly's dict: building it takes 0.1 s of Plotly's validation."""
+    return bucket_figure(buckets(path, run_id)[0], metric=metric).to_dict()
 
 
 def compute_slices(path: str, run_id: int, slices: tuple[tuple[str, str], ...]) -> list[SliceScore]:

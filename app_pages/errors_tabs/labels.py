@@ -1,10 +1,14 @@
-"""Per-label precision, recall and F1 (or accuracy) of the run."""
+"""Per-label precision, recall and F1 (or accuracy) of the run: a bar per label and the table."""
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
+from app_pages.charts import bar_figure
+from app_pages.keys import Errors as K
 from cblue_core.tasks import get_task
+
+MAX_BARS = 60      # CHIP-CDN scores thousands of terms: those get the table alone
 
 
 def render(ws, run) -> None:
@@ -14,4 +18,11 @@ def render(ws, run) -> None:
         st.info("This task reports no per-label figures.")
         return
     frame = pd.DataFrame([{"label": task.display_label(k), **v} for k, v in per_label.items()])
-    st.dataframe(frame, hide_index=True, width="stretch")
+    if len(frame) > MAX_BARS or "f1" not in frame:
+        st.dataframe(frame, hide_index=True, width="stretch")
+        return
+    chart, table = st.columns(2)
+    f1 = dict(zip(frame["label"], frame["f1"].astype(float)))
+    chart.plotly_chart(bar_figure(f1, title="F1 per label", x_title="label", y_title="F1 (0-1)",
+                                  horizontal=True, sort=True, numbers=False), key=K.LABEL_CHART)
+    table.dataframe(frame, hide_index=True, width="stretch")

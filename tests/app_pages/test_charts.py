@@ -124,6 +124,7 @@ def test_all_44_cmeie_predicates_are_on_both_axes_and_the_figure_grows():
         assert len(ax["ticktext"]) == 45 and ax["ticktext"][-1] == ALL
         assert ax["ticktext"][:44] == shown
         assert ax["automargin"] is False and ax.get("nticks") is None
+        assert ax["ticklabeloverflow"] == "allow"               # no label hidden at an edge
         assert ax["title"]["text"]
     assert layout["xaxis"]["tickangle"] in (0, -45)          # never the vertical default
     assert layout["yaxis"]["tickangle"] == 0
@@ -395,6 +396,26 @@ def test_bucket_figure_has_axis_titles_error_bars_and_every_bucket():
             for i, (_, n) in enumerate(CONS_EDGES)]
     assert bucket_figure(cons).layout.xaxis.title.text.startswith("label consistency (")
     pio.to_json(fig)
+
+
+def test_bucket_figure_puts_every_feature_in_a_panel_of_one_figure_two_a_row():
+    features = ["entity length", "sentence length", "entity density", "nesting depth", "training frequency"]
+    buckets = [BucketScore(f, f"b{i}", i, 5, 1, 1, 3, 0.5, 0.4, 0.6)
+               for f in features for i in range(3)]
+    fig = bucket_figure(buckets)
+    assert len(fig.data) == 5
+    spec = fig.to_dict()["layout"]
+    axes = [spec["xaxis" + ("" if i == 1 else str(i))] for i in range(1, 6)]
+    assert [a["title"]["text"] for a in axes] == [
+        "entity length (characters)", "sentence length (characters)", "entity density (entities per character)",
+        "nesting depth (levels)", "training frequency (occurrences in the train split)"]
+    assert all(spec["yaxis" + ("" if i == 1 else str(i))]["title"]["text"] == "F1" for i in range(1, 6))
+    # two a row, three rows: the first two panels side by side, the fifth alone below
+    x1, x2, x5 = (a["domain"] for a in (axes[0], axes[1], axes[4]))
+    assert x1[1] < x2[0] and x5 == x1
+    y1, y3 = spec["yaxis"]["domain"], spec["yaxis3"]["domain"]
+    assert y3[1] < y1[0]
+    assert spec["height"] > 3 * 300
 
 
 def test_group_buckets_keeps_features_and_bucket_order():

@@ -3,6 +3,8 @@ corrected-gold scores once (spies count the computations; nothing is timed). Sco
 corrected gold are recomputed when the gold changes."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -25,7 +27,7 @@ def db(tmp_path, monkeypatch):
     ws.slices.save("nested", "nesting_depth >= 2", "CMeEE")
     ws.close()
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(path))
-    for cached in (derived.buckets, derived.slice_table, derived.gold_changes):
+    for cached in (derived.buckets, derived.bucket_chart, derived.slice_table, derived.gold_changes):
         cached.clear()
     return {"path": path, "run": run, "did": did}
 
@@ -55,14 +57,21 @@ def open_errors(run: int, tab: str | None = None) -> AppTest:
     return at
 
 
+def _figures(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
 def test_only_the_open_tab_runs(db, spies):
     at = open_errors(db["run"])
     assert spies == {"buckets": 0, "slices": 0, "gold": 0}
     assert at.query_params["tab"] == "labels"
+    [per_label] = _figures(at)                         # F1 per label: a bar for each CMeEE type
+    assert len(per_label["data"][0]["y"]) == 9 and per_label["layout"]["xaxis"]["title"]["text"] == "F1 (0-1)"
     at.session_state["err_tab"] = "Buckets"
     at.run()
     assert spies["buckets"] == 1 and spies["slices"] == 0 and at.query_params["tab"] == "buckets"
-    assert at.get("plotly_chart")                      # the bucket charts are drawn
+    [buckets] = _figures(at)                           # every feature a panel of one figure
+    assert len(buckets["data"]) >= 4
 
 
 def test_derived_data_is_computed_once_per_run(db, spies):

@@ -1,4 +1,5 @@
-"""Real headless Chromium: click a confusion-matrix cell and see its examples listed."""
+"""Real headless Chromium: click a confusion-matrix cell and see its examples listed; a row click
+redraws only the rows and the example, not the matrix."""
 from __future__ import annotations
 
 import pytest
@@ -20,3 +21,25 @@ def test_click_confusion_cell_lists_examples(app_url, page, output_dir):
     rows = int(caption.split()[0])
     assert rows >= 1
     page.screenshot(path=str(output_dir / "errors_confusion_click.png"), full_page=True)
+
+    # A row click shows its example and reruns only the rows' fragment: the matrix above is not
+    # drawn again (a redraw rewrites the chart's SVG, which the observer counts).
+    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
+    page.wait_for_timeout(500)
+    page.evaluate("""() => {
+        window.__redraws = 0;      // the hover layer changes as the mouse leaves: not a redraw
+        new MutationObserver((m) => {
+            window.__redraws += m.filter(x => !x.target.closest?.('.hoverlayer')).length;
+        }).observe(document.querySelector('.st-key-err_cm'), {subtree: true, childList: true, attributes: true});
+    }""")
+    grid = page.locator('.st-key-err_rows [data-testid="stDataFrame"]')
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 18, box["y"] + 35 + 17)           # the first row's selection box
+    page.get_by_text("gold above, run #1 below").wait_for(timeout=60_000)
+    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
+    page.wait_for_timeout(500)
+    assert page.evaluate("window.__redraws") == 0
+    # a control of the matrix (a full rerun) does redraw it: the counter can count
+    page.get_by_text("Normalise each row").click()
+    page.wait_for_function("window.__redraws > 0", timeout=60_000)
