@@ -7,19 +7,11 @@ import streamlit as st
 
 from app_pages.annotate import session as S
 from app_pages.annotate.context import Context, version_arg
-from app_pages.common import db_path, md, run_label, shared_workspace
+from app_pages.common import db_path, md, run_label
 from app_pages.keys import Annotate as K
+from app_pages.rescoring import gold_changes
 
 COLUMNS = ["idx", "category", "gold_label", "pred_label", "gold_text", "pred_text"]
-
-
-@st.cache_data(max_entries=16, show_spinner="Re-scoring…")
-def error_changes(path: str, run_id: int, target: str, base: str, head_event: int):
-    """The run's error changes between two gold versions; ``head_event`` (the dataset's latest
-    annotation event) is in the key so that a saved edit re-scores."""
-    from cblue_core.annotation.rescore import error_changes as changes
-
-    return changes(shared_workspace(path).cursor(), run_id, version_arg(target), base=version_arg(base))
 
 
 def render(ctx: Context) -> None:
@@ -33,7 +25,8 @@ def render(ctx: Context) -> None:
     run_id = s1.selectbox("Run", list(by_id), format_func=lambda i: run_label(by_id[i]), key=K.RESCORE_RUN)
     base = s2.selectbox("Scored on", names, index=0, key=K.RESCORE_BASE)
     target = s3.selectbox("Re-scored on", names, index=len(names) - 1, key=K.RESCORE_TARGET)
-    ch = error_changes(db_path(), run_id, target, base, ctx.ws.annotations.head_event(ctx.dataset_id))
+    ch = gold_changes(db_path(), run_id, version_arg(target), version_arg(base),
+                      ctx.ws.annotations.head_event(ctx.dataset_id))
 
     def shown(v: float | None) -> str:
         return "n/a" if v is None else f"{v:.4f}"

@@ -1,14 +1,12 @@
 """What the Errors page derives from a run, computed once and cached: the run's per-example
-statistics, its buckets, its slice scores and its scores on corrected gold.
+statistics, its buckets and its slice scores (its scores on corrected gold: :mod:`app_pages.rescoring`).
 
 Runs never change once stored, so a run's derived data is keyed by the workspace file and the
-run id; scores on corrected gold also by the newest annotation event on the split (the gold
-changes only by events), so a saved correction invalidates them. ``st.cache_data`` returns
+run id. ``st.cache_data`` returns
 copies, so what is cached here is small: bucket and slice rows, error-change summaries.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
@@ -66,30 +64,3 @@ def compute_slices(path: str, run_id: int, slices: tuple[tuple[str, str], ...]) 
 @st.cache_data(max_entries=64, show_spinner="Scoring the slices…")
 def slice_table(path: str, run_id: int, slices: tuple[tuple[str, str], ...]) -> list[SliceScore]:
     return compute_slices(path, run_id, slices)
-
-
-@dataclass(frozen=True)
-class GoldChanges:
-    """A run's score on the original and on a corrected gold, and the error rows that differ."""
-
-    headline: str
-    before: float | None
-    after: float | None
-    delta: float | None
-    examples: int
-    fixed: list[dict[str, Any]]
-    new: list[dict[str, Any]]
-
-
-def compute_gold_changes(path: str, run_id: int, version: str | None) -> GoldChanges:
-    from cblue_core.annotation.rescore import error_changes
-
-    ch = error_changes(shared_workspace(path).cursor(), run_id, version)
-    return GoldChanges(ch.headline, ch.before, ch.after, ch.delta, len(ch.examples), ch.fixed, ch.new)
-
-
-@st.cache_data(max_entries=32, show_spinner="Re-scoring on the corrected gold…")
-def gold_changes(path: str, run_id: int, version: str | None, head_event: int) -> GoldChanges:
-    """``head_event`` (the newest annotation event of the split) keys the cache: a new
-    correction gives a new key, so the page never shows scores of an older gold."""
-    return compute_gold_changes(path, run_id, version)

@@ -6,9 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import db_path, md, num
-from app_pages.errors_tabs import derived
 from app_pages.errors_tabs.state import metric_spec
 from app_pages.keys import Errors as K
+from app_pages.rescoring import gold_changes
 
 COLUMNS = ("idx", "category", "gold_label", "pred_label", "gold_text", "pred_text")
 
@@ -21,14 +21,14 @@ def render(ws, run) -> None:
     names = ["current"] + [v.name for v in ws.annotations.versions(run.dataset_id)]
     version = st.selectbox("Gold version", names, key=K.GOLD_VERSION,
                            help="current = the original plus every saved correction")
-    changes = derived.gold_changes(db_path(), run.run_id, None if version == "current" else version,
-                                   ws.annotations.head_event(run.dataset_id))
+    changes = gold_changes(db_path(), run.run_id, None if version == "current" else version, "original",
+                           ws.annotations.head_event(run.dataset_id))
     spec = metric_spec(run)
     g = st.columns(3)
     g[0].metric(f"{md(changes.headline)} on the original gold", num(changes.before, spec))
     g[1].metric(f"{md(changes.headline)} on {md(version)}", num(changes.after, spec),
                 delta=None if changes.delta is None else f"{changes.delta:+.4f}")
-    g[2].metric("Examples whose errors changed", changes.examples)
+    g[2].metric("Examples whose errors changed", len(changes.examples))
     st.caption(f"{len(edited):d} corrected examples. Errors that disappear on the corrected gold "
                "were annotation noise rather than model errors.")
     for title, rows in (("Errors that disappear", changes.fixed), ("Errors that appear", changes.new)):

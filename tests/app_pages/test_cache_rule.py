@@ -28,4 +28,4 @@ def test_cache_resource_only_for_shared_handles():
 
 
 def test_the_rule_sees_cache_data_too():          # the scan finds decorated functions at all
-    assert {"run_evaluation_cached", "error_changes"} <= set(cached_functions("cache_data"))
+    assert {"run_evaluation_cached", "gold_changes"} <= set(cached_functions("cache_data"))

@@ -8,6 +8,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_pages import rescoring
 from app_pages.errors_tabs import derived
 from cblue_core.annotation.model import Annotation
 from cblue_core.ingest import bootstrap_sample_data
@@ -27,7 +28,7 @@ def db(tmp_path, monkeypatch):
     ws.slices.save("nested", "nesting_depth >= 2", "CMeEE")
     ws.close()
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(path))
-    for cached in (derived.buckets, derived.bucket_chart, derived.slice_table, derived.gold_changes):
+    for cached in (derived.buckets, derived.bucket_chart, derived.slice_table, rescoring.gold_changes):
         cached.clear()
     return {"path": path, "run": run, "did": did}
 
@@ -35,13 +36,14 @@ def db(tmp_path, monkeypatch):
 @pytest.fixture
 def spies(monkeypatch):
     calls = {"buckets": 0, "slices": 0, "gold": 0}
-    for name, fn in (("buckets", "compute_buckets"), ("slices", "compute_slices"), ("gold", "compute_gold_changes")):
-        real = getattr(derived, fn)
+    for name, module, fn in (("buckets", derived, "compute_buckets"), ("slices", derived, "compute_slices"),
+                             ("gold", rescoring, "compute_gold_changes")):
+        real = getattr(module, fn)
 
         def spy(*args, _real=real, _name=name, **kwargs):
             calls[_name] += 1
             return _real(*args, **kwargs)
-        monkeypatch.setattr(derived, fn, spy)
+        monkeypatch.setattr(module, fn, spy)
     return calls
 
 
@@ -96,3 +98,23 @@ def test_corrected_gold_scores_follow_the_gold(db, spies):
     at = open_errors(db["run"], "gold")                # a new correction: a new key, recomputed
     assert spies["gold"] == 2
     assert any(m.label.startswith("f1 on current") for m in at.metric)
+
+
+def test_annotate_rescore_and_errors_corrected_gold_share_one_computation(db, spies):
+    ws = connect(db["path"])
+    current, rev = ws.annotations.current(db["did"], 0)
+    ws.annotations.save(db["did"], 0, Annotation(spans=current.spans[1:]), author="t", base_revision=rev)
+    ws.close()
+    errors = open_errors(db["run"], "gold")
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("pages/annotate.py")
+    at.query_params.update({"task": "CMeEE", "split": "dev"})
+    at.run()
+    at.session_state["ann_tab"] = "Re-score"
+    at.run()
+    assert not at.exception, at.exception
+    assert spies["gold"] == 1                          # the Errors page's result, read again
+    def rescored(page: AppTest) -> list[str]:
+        return [m.value for m in page.metric if m.label.startswith("f1 on ")]
+    assert rescored(at) == rescored(errors) and len(rescored(at)) == 2
