@@ -40,6 +40,7 @@ CELL_MIN = 30                 # px, the side of a confusion-matrix cell
 MAX_FIGURE_WIDTH = 1180
 CELL_FLOOR = 16               # px, the smallest cell side when the matrix must fit
 CELL_FONT_FLOOR = 7           # px
+BUCKET_BAR = "#0068c9"        # one colour for every bucket panel (Plotly would cycle its colours)
 BAR_PX = 26                   # px per bar of a horizontal bar chart
 MAX_LABEL_PX = 360            # a longer tick label is cut (with "…"); its hover shows it whole
 BLACK, WHITE = "#000000", "#ffffff"
@@ -585,7 +586,7 @@ def _bucket_panel(rows: Sequence[BucketLike], name: str, metric: str, unit: str 
     plus = [max(float(b.high) - s, 0.0) for b, s in zip(rows, scores)]
     minus = [max(s - float(b.low), 0.0) for b, s in zip(rows, scores)]
     trace = go.Bar(
-        x=cats, y=scores, error_y={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus,
+        x=cats, y=scores, marker={"color": BUCKET_BAR}, error_y={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus,
                                    "visible": True, "thickness": 1.5, "width": 6, "color": "#868e96"},
         customdata=[[plot_text(b.bucket), float(b.low), float(b.high), int(b.support), int(b.examples)]
                     for b in rows],

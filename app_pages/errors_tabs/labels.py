@@ -21,7 +21,7 @@ def render(ws, run) -> None:
     if len(frame) > MAX_BARS or "f1" not in frame:
         st.dataframe(frame, hide_index=True, width="stretch")
         return
-    chart, table = st.columns(2)
+    chart, table = st.columns([3, 2])      # the bars need the room: labels take 300 px of it
     f1 = dict(zip(frame["label"], frame["f1"].astype(float)))
     chart.plotly_chart(bar_figure(f1, title="F1 per label", x_title="label", y_title="F1 (0-1)",
                                   horizontal=True, sort=True, numbers=False), key=K.LABEL_CHART)
