@@ -113,7 +113,7 @@ def test_shipped_models_are_small_and_pickle_free():
         assert not (head[:2] == b"PK" and b"data.pkl" in path.read_bytes()), path
         if path.suffix == ".safetensors":
             total += path.stat().st_size
-    assert total < 40 * 2 ** 20
+    assert total <= 60 * 10 ** 6          # the budget of issue 14: all shipped weights, the encoder included
 
 
 def test_loaders_cover_every_trainer():
