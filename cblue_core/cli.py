@@ -282,6 +282,24 @@ def cmd_train(args) -> int:
     return 0
 
 
+def cmd_ship_model(args) -> int:
+    from dataclasses import asdict
+
+    from .models.builtin.shipping import ship
+    from .models.registry import BUILTIN_DIR
+
+    try:
+        decision = ship(args.folder, args.models_dir or BUILTIN_DIR)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        _print_json(asdict(decision))
+    else:
+        print(decision.reason)
+    return 0
+
+
 def cmd_tasks(args) -> int:
     if args.json:
         _print_json({"tasks": [{"name": t.name, "family": t.family.value, "kind": t.kind.value,
@@ -372,6 +390,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the pretrained encoder folder for --architecture encoder (default models/encoder)")
     tr.add_argument("--no-progress", action="store_true")
     tr.set_defaults(func=cmd_train)
+
+    sh = sub.add_parser("ship-model", help="replace a built-in model in models/ by a newly trained one "
+                                           "if its dev score is higher")
+    sh.add_argument("folder", help="the newly trained model folder")
+    sh.add_argument("--models-dir", help="the built-in models folder (default: the repository's models/)")
+    sh.add_argument("--json", action="store_true")
+    sh.set_defaults(func=cmd_ship_model)
 
     from .models.commands import build_parser_hooks
     build_parser_hooks(sub)   # models, predict, run

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from cblue_core.models.base import ModelCard
 from cblue_core.models.registry import ModelInfo, scan
-from cblue_core.models.report import PAPER_BERT_BASE, scores_table, strongest_baseline
+from cblue_core.models.report import PAPER_BERT_BASE, scores_table, strongest_baseline, target
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,9 +34,9 @@ def test_row_values_and_missing_tasks():
     lines = table.splitlines()
     assert len(lines) == 2 + len(PAPER_BERT_BASE)
     qic = next(l for l in lines if l.startswith("| KUAKE-QIC"))
-    assert qic == ("| KUAKE-QIC | `kuake-qic` (test-kind) | accuracy | 74.2 (73.2-75.2) | 84.3 | 63.2 | "
-                   "dictionary 30.0 | 2 min | 3.0 MB |")
-    assert "0.35" not in table and " not comparable |" in next(l for l in lines if l.startswith("| CMeIE"))
+    assert qic == ("| KUAKE-QIC | `kuake-qic` (test-kind) | accuracy | 74.2 (73.2-75.2) (under target) | 84.3 | "
+                   "75.9 |  |  | dictionary 30.0 | 2 min | 3.0 MB |")
+    assert "0.35" not in table and " not comparable (under target) |" in next(l for l in lines if l.startswith("| CMeIE"))
     # user models never fill the built-in table
     assert next(l for l in lines if l.startswith("| CHIP-STS")).startswith("| CHIP-STS | none shipped")
 
@@ -44,12 +44,27 @@ def test_row_values_and_missing_tasks():
 def test_held_out_size_comes_from_the_card():
     c = card("CMeIE", "f1", 0.41, not_comparable_with_leaderboard=True)
     c.training["data"] = {"eval_examples": 717}
-    assert "41.0 (40.0-42.0) on 717 held-out dev records, not comparable |" in scores_table([info(c)])
+    assert "41.0 (40.0-42.0) on 717 held-out dev records, not comparable (under target) |" in scores_table([info(c)])
 
 
 def test_strongest_baseline_ignores_other_metrics():
     assert strongest_baseline(card("CMeEE", "f1", 0.5), "f1") == ("dictionary", 0.3)
     assert strongest_baseline(ModelCard(name="x", task="CMeEE", kind="k"), "f1") is None
+
+
+def test_targets_replaced_model_and_dev_overlap():
+    assert [target(t) for t in ("CMeEE", "CHIP-CDN", "CHIP-CTC", "CHIP-STS", "KUAKE-QIC", "KUAKE-QTR",
+                                "KUAKE-QQR", "CMeIE")] == [55.9, 49.9, 62.3, 74.7, 75.9, 54.0, 76.2, 45.0]
+    new = card("KUAKE-QIC", "accuracy", 0.7642, replaces={"name": "kuake-qic", "kind": "ngram-classifier",
+                                                         "headline": "accuracy", "dev": 0.7422,
+                                                         "low": 0.7227, "high": 0.7611})
+    encoder = ModelCard(name="encoder", task="", kind="mlm-encoder",
+                        extra={"dev_overlap": {"KUAKE-QIC": {"dev": 8, "dev_texts": 1955}}})
+    table = scores_table([info(new), info(encoder)])
+    qic = next(l for l in table.splitlines() if l.startswith("| KUAKE-QIC"))
+    assert qic == ("| KUAKE-QIC | `kuake-qic` (test-kind) | accuracy | 76.4 (75.4-77.4) | 84.3 | 75.9 | "
+                   "`kuake-qic` (ngram-classifier) 74.2 (72.3-76.1) | 8 of 1,955 | dictionary 30.0 | 2 min | 3.0 MB |")
+    assert "encoder" not in table.split("\n", 2)[2].split("|")[1]      # the encoder is no task row
 
 
 def test_readme_table_is_the_cards_table():

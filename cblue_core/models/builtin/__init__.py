@@ -11,7 +11,8 @@ or, for the tasks with a head on the shared pretrained character encoder (:mod:`
     python -m cblue_core train --task KUAKE-QIC --data /path/to/cblue --out models/kuake-qic \
         --architecture encoder [--encoder models/encoder]
 
-(:data:`ARCHITECTURE` says which of the two a task's ``train`` uses by default: the one shipped),
+(:func:`shipped_architecture` says which of the two a task's ``train`` uses by default: the one
+shipped),
 and :data:`BUILTIN_LOADERS` maps each ``ModelCard.kind`` to a loader ``(folder, device) ->
 Predictor``.
 
@@ -66,10 +67,22 @@ TRAINERS: dict[str, Callable[..., ModelCard]] = {
 MODEL_DIRS: dict[str, str] = {t: t.lower() for t in TRAINERS}
 
 ARCHITECTURES = ("scratch", "encoder")
-# The architecture each task's shipped model has, which `train` uses unless told otherwise:
-# "scratch" (trained from nothing, TRAINERS) or "encoder" (a head on the shared encoder,
-# encoder_heads.TRAINERS). Switch a task once its encoder model beats its scratch model.
-ARCHITECTURE: dict[str, str] = {t: "scratch" for t in TRAINERS}
+ENCODER_KIND_PREFIX = "encoder-"        # encoder_heads' kinds: encoder-classifier, encoder-spans...
+
+
+def shipped_architecture(task: str, models_dir: Path | None = None) -> str:
+    """The architecture of the model shipped for ``task`` (its card's kind), which `train` uses
+    unless told otherwise: "encoder" (a head on the shared encoder, encoder_heads.TRAINERS) or
+    "scratch" (trained from nothing, TRAINERS; also when nothing is shipped). Read from the card,
+    so shipping a model (:mod:`.shipping`) is all it takes to switch a task."""
+    from ..registry import BUILTIN_DIR
+
+    card = (models_dir or BUILTIN_DIR) / MODEL_DIRS[task] / common.CARD_FILE
+    try:
+        kind = common.read_json(card).get("kind", "")
+    except (OSError, ValueError):
+        return "scratch"
+    return "encoder" if str(kind).startswith(ENCODER_KIND_PREFIX) else "scratch"
 
 
 def supervised_training_data(card: ModelCard, data_dir: str | Path) -> tuple[list[Example], list[str]]:
@@ -93,7 +106,7 @@ def train(task: str, data_dir: str | Path, out_dir: str | Path, *, seed: int = 0
     ``<Task>/`` subfolders, or the task folder itself) and write it to ``out_dir``.
 
     ``architecture`` is "scratch" or "encoder" (a head on the shared encoder in ``encoder``,
-    default ``models/encoder``); by default the task's shipped one (:data:`ARCHITECTURE`), or
+    default ``models/encoder``); by default the task's shipped one (:func:`shipped_architecture`), or
     "encoder" when ``encoder`` is given. Seeded (``seed``); checkpoints after every epoch to
     ``out_dir/checkpoint/`` (safetensors and JSON) and continues from there with ``resume``; stops
     after the epoch that would overrun ``max_minutes``; a tqdm bar on stderr when ``progress``.
@@ -103,7 +116,7 @@ def train(task: str, data_dir: str | Path, out_dir: str | Path, *, seed: int = 0
     """
     if task not in TRAINERS:
         raise ValueError(f"no built-in model for task {task!r}; trainable: {', '.join(TRAINERS)}")
-    arch = architecture or ("encoder" if encoder else ARCHITECTURE[task])
+    arch = architecture or ("encoder" if encoder else shipped_architecture(task))
     if arch not in ARCHITECTURES:
         raise ValueError(f"unknown architecture {arch!r}; one of {', '.join(ARCHITECTURES)}")
     if arch == "encoder":

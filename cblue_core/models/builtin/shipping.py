@@ -1,0 +1,86 @@
+"""Shipping a newly trained built-in model: it replaces the model in ``models/`` only when its dev
+score is higher, and its card then records what it replaced (the README's score table shows it).
+
+    python -m cblue_core ship-model /path/to/new/kuake-qic [--models-dir models] [--json]
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..registry import BUILTIN_DIR
+from ..report import REPLACES, replaced_summary
+from . import common as C
+
+SKIPPED = ("checkpoint",)       # training state, never shipped
+
+
+@dataclass(frozen=True)
+class ShipDecision:
+    task: str
+    folder: str                 # where the model is (or would be) shipped
+    headline: str
+    new: float
+    old: float | None           # the shipped model's dev score, None when none was shipped
+    shipped: bool
+    reason: str
+
+
+def _headline(card, where: Path) -> tuple[str, float]:
+    dev = card.dev_metrics or {}
+    head = dev.get("headline")
+    value = (dev.get("metrics") or {}).get(head)
+    if head is None or value is None:
+        raise ValueError(f"{where}: the model card has no dev score (dev_metrics.headline)")
+    return head, float(value)
+
+
+def _scored_on(card) -> object:
+    """What a dev score was computed on: scores are compared only on the same examples."""
+    data = (card.training or {}).get("data") or {}
+    return data.get("eval_examples", data.get("dev_examples"))
+
+
+def ship(candidate: str | Path, models_dir: str | Path = BUILTIN_DIR, *, folder_name: str | None = None
+         ) -> ShipDecision:
+    """Copy the model folder ``candidate`` to ``models_dir/<task folder>`` if its dev headline beats
+    the shipped model's (or none is shipped); the old folder is removed, the new card records it."""
+    from . import MODEL_DIRS
+
+    candidate, models_dir = Path(candidate), Path(models_dir)
+    card = C.read_card(candidate)
+    if card.task not in MODEL_DIRS:
+        raise ValueError(f"{candidate}: task {card.task!r} has no built-in model folder")
+    head, new = _headline(card, candidate)
+    dest = models_dir / (folder_name or MODEL_DIRS[card.task])
+    old_card = C.read_card(dest) if (dest / C.CARD_FILE).is_file() else None
+    old = None
+    if old_card is not None:
+        old_head, old = _headline(old_card, dest)
+        if old_head != head or _scored_on(old_card) != _scored_on(card):
+            raise ValueError(f"{candidate} and {dest} are not scored alike ({head} on {_scored_on(card)} "
+                             f"examples against {old_head} on {_scored_on(old_card)}): not comparable")
+        if new <= old:
+            return ShipDecision(card.task, str(dest), head, new, old, False,
+                                f"kept {dest.name}: its dev {head} {old:.4f} >= the new model's {new:.4f}")
+        if isinstance(old_card.extra.get(REPLACES), dict) and old_card.kind == card.kind:
+            card.extra[REPLACES] = old_card.extra[REPLACES]     # still beside the from-scratch model
+        else:
+            card.extra[REPLACES] = replaced_summary(old_card)
+    staged = models_dir / f".{dest.name}.incoming"
+    if staged.exists():
+        shutil.rmtree(staged)
+    shutil.copytree(candidate, staged, ignore=shutil.ignore_patterns(*SKIPPED))
+    readme = (staged / "README.md").read_text(encoding="utf-8") if (staged / "README.md").is_file() else None
+    if readme is not None and REPLACES in card.extra:
+        r = card.extra[REPLACES]
+        readme = readme.rstrip() + (f"\n\n**Replaces.** `{r['name']}` ({r['kind']}), dev {r['headline']} "
+                                    f"{r['dev']:.4f}, the model shipped before this one.\n")
+    C.finish_card(staged, card, readme)
+    if dest.exists():
+        shutil.rmtree(dest)
+    staged.rename(dest)
+    was = f"{old:.4f}" if old is not None else "none shipped"
+    return ShipDecision(card.task, str(dest), head, new, old, True,
+                        f"shipped {candidate} as {dest.name}: dev {head} {new:.4f} (was {was})")

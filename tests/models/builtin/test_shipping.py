@@ -1,0 +1,85 @@
+"""Shipping a newly trained model: only a higher dev score replaces the shipped one, the new card
+records what it replaced, and `train` then defaults to the shipped architecture."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cblue_core.models.base import ModelCard
+from cblue_core.models.builtin import common as C
+from cblue_core.models.builtin import shipped_architecture
+from cblue_core.models.builtin.shipping import ship
+from cblue_core.models.report import REPLACES
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def model(folder: Path, kind: str, accuracy: float, dev_examples: int = 1955) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "adapter.safetensors").write_bytes(b"weights of " + kind.encode())
+    (folder / "checkpoint").mkdir()
+    (folder / "checkpoint" / "state.json").write_text("{}")
+    card = ModelCard(name=folder.name, task="KUAKE-QIC", kind=kind, labels=["a"], description="d",
+                     training={"data": {"dev_examples": dev_examples}, "time_s": 60},
+                     dev_metrics={"headline": "accuracy", "metrics": {"accuracy": accuracy},
+                                  "intervals": {"accuracy": [accuracy - 0.02, accuracy + 0.02]}})
+    C.finish_card(folder, card, f"# {folder.name}\n")
+    return folder
+
+
+@pytest.fixture
+def shipped(tmp_path) -> Path:
+    models = tmp_path / "models"
+    model(models / "kuake-qic", "ngram-classifier", 0.7422)
+    return models
+
+
+def test_a_better_model_replaces_the_shipped_one_and_says_what_it_replaced(tmp_path, shipped):
+    assert shipped_architecture("KUAKE-QIC", shipped) == "scratch"
+    new = model(tmp_path / "new" / "kuake-qic", "encoder-classifier", 0.7642)
+    decision = ship(new, shipped)
+    assert decision.shipped and decision.old == pytest.approx(0.7422) and decision.new == pytest.approx(0.7642)
+    dest = shipped / "kuake-qic"
+    card = C.read_card(dest)
+    assert card.kind == "encoder-classifier"
+    assert card.extra[REPLACES] == {"name": "kuake-qic", "kind": "ngram-classifier", "headline": "accuracy",
+                                    "dev": 0.7422, "low": pytest.approx(0.7222), "high": pytest.approx(0.7622)}
+    assert not (dest / "checkpoint").exists()                       # training state stays behind
+    assert card.size_bytes == sum(p.stat().st_size for p in dest.iterdir() if p.is_file())
+    assert "**Replaces.** `kuake-qic` (ngram-classifier), dev accuracy 0.7422" in (dest / "README.md").read_text()
+    assert shipped_architecture("KUAKE-QIC", shipped) == "encoder"   # `train` follows what ships
+    # a later, better encoder model still names the from-scratch model it replaced
+    newer = model(tmp_path / "newer" / "kuake-qic", "encoder-classifier", 0.77)
+    assert ship(newer, shipped).shipped
+    assert C.read_card(dest).extra[REPLACES]["kind"] == "ngram-classifier"
+
+
+def test_a_worse_or_equal_model_changes_nothing(tmp_path, shipped):
+    before = {p.name: p.read_bytes() for p in (shipped / "kuake-qic").iterdir() if p.is_file()}
+    for i, score in enumerate((0.70, 0.7422)):
+        decision = ship(model(tmp_path / f"n{i}" / "kuake-qic", "encoder-classifier", score), shipped)
+        assert not decision.shipped and "kept kuake-qic" in decision.reason
+    assert {p.name: p.read_bytes() for p in (shipped / "kuake-qic").iterdir() if p.is_file()} == before
+    assert [p.name for p in shipped.iterdir()] == ["kuake-qic"]
+
+
+def test_scores_on_other_examples_are_not_compared(tmp_path, shipped):
+    other = model(tmp_path / "x" / "kuake-qic", "encoder-classifier", 0.9, dev_examples=100)
+    with pytest.raises(ValueError, match="not comparable"):
+        ship(other, shipped)
+    assert C.read_card(shipped / "kuake-qic").kind == "ngram-classifier"
+
+
+def test_the_command_line(tmp_path, shipped):
+    new = model(tmp_path / "new" / "kuake-qic", "encoder-classifier", 0.7642)
+    out = subprocess.run([sys.executable, "-m", "cblue_core", "ship-model", str(new), "--models-dir", str(shipped),
+                          "--json"], check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["shipped"] is True
+    bad = subprocess.run([sys.executable, "-m", "cblue_core", "ship-model", str(tmp_path / "nothing"),
+                          "--models-dir", str(shipped)], check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "error:" in bad.stderr
