@@ -98,6 +98,15 @@ def supervised_training_data(card: ModelCard, data_dir: str | Path) -> tuple[lis
     return train_ex, [str(train_path)]
 
 
+def scored_dev_data(card: ModelCard, data_dir: str | Path) -> list[Example]:
+    """The examples a built-in model's card scores it on: the task's dev file, or for a model
+    that trained on part of dev (CMeIE, which has no public train file) the held-out part."""
+    task = get_task(card.task)
+    if card.kind == cmeie.KIND:
+        return list(cmeie.split_data(data_dir, task)[1])
+    return common.load_split(data_dir, task, "dev")[0]
+
+
 def train(task: str, data_dir: str | Path, out_dir: str | Path, *, seed: int = 0,
           resume: bool = False, progress: bool = True, max_minutes: float = 30,
           overrides: dict | None = None, architecture: str | None = None,

@@ -5,6 +5,7 @@ score is higher, and its card then records what it replaced (the README's score 
 """
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,26 @@ def _scored_on(card) -> object:
     return data.get("eval_examples", data.get("dev_examples"))
 
 
+def _names_encoder_beside(folder: Path) -> bool:
+    """Whether the model names its encoder "encoder" beside it (models/encoder once shipped)."""
+    config = folder / "config.json"
+    return config.is_file() and C.read_json(config).get("encoder") == "encoder"
+
+
+def reproducing_command(command: str, folder_name: str, *, beside_encoder: bool) -> str:
+    """The card's training command as it reproduces the shipped model: written to
+    ``models/<folder_name>``, with the shipped encoder (the default) when the model uses the one
+    beside it.
+
+    >>> reproducing_command("python -m cblue_core train --task KUAKE-QIC --data ../shared/cblue "
+    ...     "--out /work/x/kuake-qic --architecture encoder --encoder /work/x/encoder", "kuake-qic",
+    ...     beside_encoder=True)
+    'python -m cblue_core train --task KUAKE-QIC --data ../shared/cblue --out models/kuake-qic --architecture encoder'
+    """
+    command = re.sub(r"--out \S+", f"--out models/{folder_name}", command)
+    return re.sub(r" --encoder \S+", "", command) if beside_encoder else command
+
+
 def ship(candidate: str | Path, models_dir: str | Path = BUILTIN_DIR, *, folder_name: str | None = None
          ) -> ShipDecision:
     """Copy the model folder ``candidate`` to ``models_dir/<task folder>`` if its dev headline beats
@@ -73,6 +94,12 @@ def ship(candidate: str | Path, models_dir: str | Path = BUILTIN_DIR, *, folder_
         shutil.rmtree(staged)
     shutil.copytree(candidate, staged, ignore=shutil.ignore_patterns(*SKIPPED))
     readme = (staged / "README.md").read_text(encoding="utf-8") if (staged / "README.md").is_file() else None
+    command = str((card.training or {}).get("command") or "")
+    if command:
+        shipped_command = reproducing_command(command, dest.name, beside_encoder=_names_encoder_beside(staged))
+        card.training["command"] = shipped_command
+        if readme is not None:
+            readme = readme.replace(command, shipped_command)
     if readme is not None and REPLACES in card.extra:
         r = card.extra[REPLACES]
         readme = readme.rstrip() + (f"\n\n**Replaces.** `{r['name']}` ({r['kind']}), dev {r['headline']} "

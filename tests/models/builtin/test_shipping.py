@@ -21,13 +21,16 @@ ROOT = Path(__file__).resolve().parents[3]
 def model(folder: Path, kind: str, accuracy: float, dev_examples: int = 1955) -> Path:
     folder.mkdir(parents=True)
     (folder / "adapter.safetensors").write_bytes(b"weights of " + kind.encode())
+    (folder / "config.json").write_text(json.dumps({"encoder": "encoder"}))
     (folder / "checkpoint").mkdir()
     (folder / "checkpoint" / "state.json").write_text("{}")
     card = ModelCard(name=folder.name, task="KUAKE-QIC", kind=kind, labels=["a"], description="d",
-                     training={"data": {"dev_examples": dev_examples}, "time_s": 60},
+                     training={"data": {"dev_examples": dev_examples}, "time_s": 60,
+                               "command": f"python -m cblue_core train --task KUAKE-QIC --data ../shared/cblue "
+                                          f"--out {folder} --architecture encoder --encoder /tmp/enc"},
                      dev_metrics={"headline": "accuracy", "metrics": {"accuracy": accuracy},
                                   "intervals": {"accuracy": [accuracy - 0.02, accuracy + 0.02]}})
-    C.finish_card(folder, card, f"# {folder.name}\n")
+    C.finish_card(folder, card, f"# {folder.name}\n\n`{card.training['command']}`\n")
     return folder
 
 
@@ -51,6 +54,9 @@ def test_a_better_model_replaces_the_shipped_one_and_says_what_it_replaced(tmp_p
     assert not (dest / "checkpoint").exists()                       # training state stays behind
     assert card.size_bytes == sum(p.stat().st_size for p in dest.iterdir() if p.is_file())
     assert "**Replaces.** `kuake-qic` (ngram-classifier), dev accuracy 0.7422" in (dest / "README.md").read_text()
+    shipped_command = ("python -m cblue_core train --task KUAKE-QIC --data ../shared/cblue "
+                       "--out models/kuake-qic --architecture encoder")         # the shipped encoder
+    assert card.training["command"] == shipped_command and shipped_command in (dest / "README.md").read_text()
     assert shipped_architecture("KUAKE-QIC", shipped) == "encoder"   # `train` follows what ships
     # a later, better encoder model still names the from-scratch model it replaced
     newer = model(tmp_path / "newer" / "kuake-qic", "encoder-classifier", 0.77)
