@@ -131,8 +131,13 @@ def test_classifier_run_ray_equals_local(ray_address, tmp_path, monkeypatch, cap
     ws = connect(db, read_only=True)
     try:
         a, b = ws.runs.predictions(1), ws.runs.predictions(2)
-        assert [(p.key, p.label, p.meta["probabilities"]) for p in a] == \
-            [(p.key, p.label, p.meta["probabilities"]) for p in b]
+        assert [(p.key, p.label) for p in a] == [(p.key, p.label) for p in b]
+        # kuake-qic is a BERT head: a batch's padding moves its float outputs by ~1e-7, and Ray
+        # workers see other batches than one local call does
+        for x, y in zip(a, b):
+            assert x.meta["probabilities"].keys() == y.meta["probabilities"].keys()
+            assert list(x.meta["probabilities"].values()) == pytest.approx(list(y.meta["probabilities"].values()),
+                                                                           abs=1e-5)
         params = ws.runs.get(2).params
         assert params["engine"] == "ray" and params["model"] == "kuake-qic" and params["examples"] == 24
     finally:
