@@ -250,6 +250,11 @@ class RelationDecoding:
         self.subj_k = self.labels.index(SUBJ)
         self.obj_ks = [k for k, l in enumerate(self.labels) if l != SUBJ]
         self.type_ks = {l[len(TYPE):]: k for k, l in enumerate(self.labels) if l.startswith(TYPE)}
+        self.type_names, self.type_cols = list(self.type_ks), list(self.type_ks.values())
+        # (n_predicates, object types): the types each predicate's schemas allow
+        self.allowed_types = torch.tensor([[o in {t for _, t in schemas.by_pred.get(p, [])} for o in self.type_names]
+                                           for p in self.predicates], dtype=torch.bool
+                                          ).reshape(len(self.predicates), len(self.type_names))
 
     @property
     def thresholds(self) -> Thresholds:
@@ -263,19 +268,27 @@ class RelationDecoding:
         O = top_spans(probs[..., self.obj_ks].max(-1).values, n, self.max_objects, self.threshold)
         return S, O
 
-    def pair_hits(self, subj: tuple[str, float], obj: tuple[str, float], pair_probs: torch.Tensor,
-                  obj_probs: torch.Tensor) -> list[PairHit]:
-        """The predicates over ``pair_threshold`` of a (subject, object) pair: ``(mention,
-        span probability)`` of each, the pair head's (n_predicates,) and the object span's (K,)
-        probabilities."""
-        return [PairHit(subj[0], self.predicates[k], obj[0], float(pair_probs[k]),
-                        self.object_type(obj_probs, self.predicates[k]), subj[1], obj[1])
-                for k in (pair_probs > self.pair_threshold).nonzero().flatten().tolist()]
-
-    def object_type(self, span_probs: torch.Tensor, predicate: str) -> str | None:
-        """The object type the span head prefers among those the predicate's schemas allow."""
-        allowed = [o for _, o in self.schemas.by_pred.get(predicate, []) if o in self.type_ks]
-        return max(allowed, key=lambda t: float(span_probs[self.type_ks[t]]), default=None)
+    def pair_hits(self, pairs: Sequence[tuple[tuple[str, float], tuple[str, float]]], pair_probs: torch.Tensor,
+                  obj_probs: torch.Tensor) -> list[list[PairHit]]:
+        """Per candidate pair, its predicates over ``pair_threshold``: ``pairs`` are ``((subject,
+        probability), (object, probability))``, ``pair_probs`` the pair head's (P, n_predicates)
+        and ``obj_probs`` the span head's (P, K) probabilities of each object span. The object
+        type of a hit is the one the span head prefers among those its predicate's schemas allow
+        (tensors: an untrained model may give every pair every predicate)."""
+        out: list[list[PairHit]] = [[] for _ in pairs]
+        found = (pair_probs > self.pair_threshold).nonzero().tolist()
+        if not found:
+            return out
+        allowed = self.allowed_types                                        # (n_predicates, T)
+        tp = obj_probs[:, self.type_cols].unsqueeze(1).expand(-1, allowed.shape[0], -1)
+        best = tp.masked_fill(~allowed, -1.0).argmax(-1).tolist() if self.type_cols else None
+        some = allowed.any(-1).tolist()
+        probs = pair_probs.tolist()
+        for r, k in found:
+            (subj, ps), (obj, po) = pairs[r]
+            otype = self.type_names[best[r][k]] if best is not None and some[k] else None
+            out[r].append(PairHit(subj, self.predicates[k], obj, probs[r][k], otype, ps, po))
+        return out
 
     def decode(self, text: str, hits: Iterable[PairHit], thresholds: Thresholds | None = None
                ) -> tuple[list[Triple], list[float]]:
@@ -350,9 +363,11 @@ class RelationModel(RelationDecoding, C.NetPredictor):
                      if rows else torch.zeros(0, len(self.predicates)))
         hits: list[list[PairHit]] = [[] for _ in texts]
         sp = [({(a, b): p for a, b, p in S}, {(c, d): p for c, d, p in O}) for S, O in spans]
-        for (i, a, b, c, d), pr in zip(rows, probs):
-            t = texts[i]
-            hits[i] += self.pair_hits((t[a:b], sp[i][0][a, b]), (t[c:d], sp[i][1][c, d]), pr, P[i, c, d - c - 1])
+        pairs = [((texts[i][a:b], sp[i][0][a, b]), (texts[i][c:d], sp[i][1][c, d])) for i, a, b, c, d in rows]
+        obj_probs = (torch.stack([P[i, c, d - c - 1] for i, _, _, c, d in rows]) if rows
+                     else torch.zeros(0, len(self.labels)))
+        for (i, *_), found in zip(rows, self.pair_hits(pairs, probs, obj_probs)):
+            hits[i] += found
         return [(hits[i], best_mentions((texts[i][a:b], p) for a, b, p in S),
                  best_mentions((texts[i][a:b], p) for a, b, p in O)) for i, (S, O) in enumerate(spans)]
 
