@@ -74,7 +74,7 @@ class HeadConfig:
     max_span: int = 30                # spans: longest entity, in tokens
     overlap: int = 32                 # spans, relations: tokens shared by consecutive windows of a long text
     pair_dim: int = 128               # relations: width of the pair head
-    pair_scores: bool = True          # relations: the span head's scores of both spans as pair features
+    pair_scores: bool = False         # relations: the span head's scores of both spans as pair features
     threshold: float = 0.5            # relations: object candidates (span-head probability)
     subject_threshold: float = 0.5    # relations: subject candidates
     pair_threshold: float = 0.5       # relations: a predicate of a candidate pair
@@ -333,13 +333,14 @@ def selection_split(n: int, size: int) -> tuple[list[int], list[int]]:
 # ---------------------------------------------------------------------- training
 
 def fine_tune(net: EncoderNet, n_examples: int, lengths: Sequence[int],
-              batch_loss: Callable[[list[int]], torch.Tensor], select_score: Callable[[], float],
+              batch_loss: Callable[[list[int]], torch.Tensor], select_score: Callable[[], float | None],
               out_dir: Path, *, seed: int, resume: bool, progress: bool, max_minutes: float,
               max_steps: int | None = None) -> C.TrainState:
     """Train the head and adapter (AdamW, per-step linear warm-up and decay) for ``cfg.epochs``
     epochs of ``batch_loss(indices)``; after each epoch ``select_score()`` (higher is better, on
-    the held-out slice of train) and the best epoch's tensors are kept. Ends with those tensors
-    loaded; the state carries ``selection`` (score per epoch) and ``best_epoch``."""
+    the held-out slice of train; None without a slice: the last epoch is kept) and the best
+    epoch's tensors are kept. Ends with those tensors loaded; the state carries ``selection``
+    (score per epoch) and ``best_epoch``."""
     cfg = net.cfg
     head = [p for p in net.head.parameters() if p.requires_grad]
     adapter = [p for p in net.encoder.parameters() if p.requires_grad]
@@ -378,9 +379,9 @@ def fine_tune(net: EncoderNet, n_examples: int, lengths: Sequence[int],
         bar.close()
         net.eval()
         score = select_score()
-        best["selection"].append(round(score, 5))
-        if score > best["score"]:
-            best.update(epoch=ep + 1, score=score)
+        best["selection"].append(None if score is None else round(score, 5))
+        if score is None or score > best["score"]:
+            best.update(epoch=ep + 1, score=best["score"] if score is None else score)
             best_file.parent.mkdir(parents=True, exist_ok=True)
             C.save_tensors(best_file, net.shipped_tensors())
         C.write_json(best_json, best)
@@ -396,16 +397,16 @@ def fine_tune(net: EncoderNet, n_examples: int, lengths: Sequence[int],
 
 
 def selection_scorer(task: TaskSpec, gold: Sequence[Example], predict: Callable[[Sequence[Example]], list[Example]]
-                     ) -> Callable[[], float]:
+                     ) -> Callable[[], float | None]:
     """``score()``: the task's headline metric of ``predict(gold inputs)`` on the selection slice
-    (no bootstrap); 0 when the slice is empty."""
+    (no bootstrap); None when the slice is empty (a train file too small to spare one)."""
     from ..base import model_input
 
     inputs = [model_input(task, g) for g in gold]
 
-    def score() -> float:
+    def score() -> float | None:
         if not gold:
-            return 0.0
+            return None
         ev = evaluate(task, list(gold), predict(inputs), n_boot=0)
         return float(ev.value or 0.0)
     return score
@@ -515,8 +516,8 @@ def readme_text(card: ModelCard) -> str:
     held_out = card.extra.get("not_comparable_with_leaderboard")
     dec = tr.get("decoding")
     decoding = (f" Decoding thresholds (object, subject, pair) {tuple(dec['thresholds'].values())} chosen on "
-                f"the same slice from {dec['grid']}: F1 {dec['selection_f1']} there "
-                f"({dec['selection_f1_before']} at {tuple(dec['thresholds_before'])})." if dec else "")
+                f"the same slice from {dec['grid']} (after each epoch, the epoch at its best): F1 "
+                f"{dec['selection_f1']} there." if dec else "")
     warn = f"\n{NOT_COMPARABLE}\n" if held_out else ""
     scored = (f"{tr['data']['dev']} ({tr['data']['dev_examples']} examples; split: {tr['split']})" if held_out
               else f"the official dev file `{tr['data']['dev']}` ({tr['data']['dev_examples']} examples)")
