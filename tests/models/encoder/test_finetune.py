@@ -223,7 +223,7 @@ def test_train_command(models_dir, tmp_path, capsys):
     assert code == 0 and "encoder-classifier" in capsys.readouterr().out
     card = common.read_card(out)
     assert f"--encoder {models_dir[0] / 'encoder'}" in card.training["command"]
-    assert main(["train", "--task", "CMeIE", "--data", str(DATA), "--out", str(tmp_path / "x"),
+    assert main(["train", "--task", "CHIP-CDN", "--data", str(DATA), "--out", str(tmp_path / "x"),
                  "--architecture", "encoder", "--encoder", str(models_dir[0] / "encoder")]) == 2
     assert main(["train", "--task", "KUAKE-QIC", "--data", str(DATA), "--out", str(tmp_path / "y"),
                  "--architecture", "encoder", "--encoder", str(tmp_path / "none")]) == 2
