@@ -119,7 +119,8 @@ def test_shipped_models_are_small_and_pickle_free():
 def test_loaders_cover_every_trainer():
     assert set(TRAINERS) == {t.name for t in (get_task(n) for n in MODEL_DIRS)}
     assert set(BUILTIN_LOADERS) == {"ngram-classifier", "span-encoder", "cdn-retrieval-reranker",
-                                    "span-relation", "encoder-classifier", "encoder-spans"}
+                                    "span-relation", "encoder-classifier", "encoder-spans",
+                                    "encoder-relations"}
 
 
 # ---------------------------------------------------------------------- training on sample data

@@ -30,8 +30,8 @@ KUAKE-QQR      ``ngram-classifier``        (same pair model)
 =============  ==========================  ========================================================
 
 On the shared encoder: ``encoder-classifier`` (CHIP-CTC, KUAKE-QIC; CHIP-STS, KUAKE-QQR, KUAKE-QTR
-as pairs) and ``encoder-spans`` (CMeEE): a head and a small adapter per task, the encoder shipped
-once in ``models/encoder``.
+as pairs), ``encoder-spans`` (CMeEE) and ``encoder-relations`` (CMeIE, :mod:`.encoder_relations`):
+a head and a small adapter per task, the encoder shipped once in ``models/encoder``.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ from pathlib import Path
 from ...records import Example
 from ...tasks import get_task
 from ..base import ModelCard, Predictor
-from . import cdn, cmeie, common, encoder_heads, ngram, spans
+from . import cdn, cmeie, common, encoder_heads, encoder_relations, ngram, spans
 
 BUILTIN_LOADERS: dict[str, Callable[[Path, str], Predictor]] = {
     ngram.KIND: ngram.load_model,
@@ -50,6 +50,7 @@ BUILTIN_LOADERS: dict[str, Callable[[Path, str], Predictor]] = {
     cmeie.KIND: cmeie.load_model,
     encoder_heads.KIND_CLASSIFIER: encoder_heads.load_model,
     encoder_heads.KIND_SPANS: encoder_heads.load_model,
+    encoder_relations.KIND: encoder_relations.load_model,
 }
 
 TRAINERS: dict[str, Callable[..., ModelCard]] = {
@@ -66,13 +67,17 @@ TRAINERS: dict[str, Callable[..., ModelCard]] = {
 # Folder names under the repository's models/ directory.
 MODEL_DIRS: dict[str, str] = {t: t.lower() for t in TRAINERS}
 
+# The trainers of the heads on the shared encoder, and what was tried there.
+ENCODER_TRAINERS: dict[str, Callable[..., ModelCard]] = {**encoder_heads.TRAINERS, **encoder_relations.TRAINERS}
+ENCODER_TRIED: dict[str, list[str]] = {**encoder_heads.TRIED, **encoder_relations.TRIED}
+
 ARCHITECTURES = ("scratch", "encoder")
 ENCODER_KIND_PREFIX = "encoder-"        # encoder_heads' kinds: encoder-classifier, encoder-spans...
 
 
 def shipped_architecture(task: str, models_dir: Path | None = None) -> str:
     """The architecture of the model shipped for ``task`` (its card's kind), which `train` uses
-    unless told otherwise: "encoder" (a head on the shared encoder, encoder_heads.TRAINERS) or
+    unless told otherwise: "encoder" (a head on the shared encoder, ENCODER_TRAINERS) or
     "scratch" (trained from nothing, TRAINERS; also when nothing is shipped). Read from the card,
     so shipping a model (:mod:`.shipping`) is all it takes to switch a task."""
     from ..registry import BUILTIN_DIR
@@ -88,8 +93,12 @@ def shipped_architecture(task: str, models_dir: Path | None = None) -> str:
 def supervised_training_data(card: ModelCard, data_dir: str | Path) -> tuple[list[Example], list[str]]:
     """The records a shipped built-in model learnt from with supervision, re-read from the
     CBLUE folder as its trainer read them: the task's training file, or for CMeIE the fixed 80%
-    of dev plus CMeEE's training file (its auxiliary head and its encoder's start)."""
+    of dev (:func:`.cmeie.split_data`), plus for the scratch model CMeEE's training file (its
+    auxiliary head and its encoder's start)."""
     task = get_task(card.task)
+    if card.kind == encoder_relations.KIND:
+        train_ex, _, info = cmeie.split_data(data_dir, task)
+        return list(train_ex), [str(info["train"])]
     if card.kind == cmeie.KIND:
         train_ex, _, info = cmeie.split_data(data_dir, task)
         ee_train, ee_path = common.load_split(data_dir, get_task("CMeEE"), "train")
@@ -102,7 +111,7 @@ def scored_dev_data(card: ModelCard, data_dir: str | Path) -> list[Example]:
     """The examples a built-in model's card scores it on: the task's dev file, or for a model
     that trained on part of dev (CMeIE, which has no public train file) the held-out part."""
     task = get_task(card.task)
-    if card.kind == cmeie.KIND:
+    if card.kind in (cmeie.KIND, encoder_relations.KIND):
         return list(cmeie.split_data(data_dir, task)[1])
     return common.load_split(data_dir, task, "dev")[0]
 
@@ -129,13 +138,12 @@ def train(task: str, data_dir: str | Path, out_dir: str | Path, *, seed: int = 0
     if arch not in ARCHITECTURES:
         raise ValueError(f"unknown architecture {arch!r}; one of {', '.join(ARCHITECTURES)}")
     if arch == "encoder":
-        if task not in encoder_heads.TRAINERS:
+        if task not in ENCODER_TRAINERS:
             raise ValueError(f"no head on the shared encoder for {task} yet; on the encoder: "
-                             f"{', '.join(encoder_heads.TRAINERS)}")
-        return encoder_heads.TRAINERS[task](task, data_dir, out_dir, seed=seed, resume=resume,
-                                            progress=progress, max_minutes=max_minutes,
-                                            overrides=overrides, tried=encoder_heads.TRIED.get(task),
-                                            encoder=encoder)
+                             f"{', '.join(ENCODER_TRAINERS)}")
+        return ENCODER_TRAINERS[task](task, data_dir, out_dir, seed=seed, resume=resume, progress=progress,
+                                      max_minutes=max_minutes, overrides=overrides,
+                                      tried=ENCODER_TRIED.get(task), encoder=encoder)
     if encoder:
         raise ValueError("--encoder is for the encoder architecture; the scratch models use none")
     return TRAINERS[task](task, data_dir, out_dir, seed=seed, resume=resume, progress=progress,
@@ -257,5 +265,6 @@ TRIED: dict[str, list[str]] = {
 }
 
 
-__all__ = ["ARCHITECTURE", "ARCHITECTURES", "BUILTIN_LOADERS", "MODEL_DIRS", "TRAINERS", "TRIED", "load",
-           "loss_curve", "train"]
+__all__ = ["ARCHITECTURES", "BUILTIN_LOADERS", "ENCODER_TRAINERS", "ENCODER_TRIED", "MODEL_DIRS",
+           "TRAINERS", "TRIED", "load",
+           "loss_curve", "shipped_architecture", "train"]

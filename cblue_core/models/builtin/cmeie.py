@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -64,6 +65,11 @@ KIND = "span-relation"
 SUBJ = "SUBJ"
 SPLIT_SEED = 0
 TRAIN_FRACTION = 0.8
+# What a model trained on the dev split says of its score (card notes, README).
+HELD_OUT_NOTE = ("scored on the held-out part of the dev split (see training.split): NOT comparable "
+                 "with the leaderboard")
+NOT_COMPARABLE = ("> **Not comparable with the CBLUE leaderboard.** No CMeIE train file is public: this "
+                  "model trained on 80% of the dev file and is scored on the other 20%.")
 
 
 class RelNet(SpanNet):
@@ -209,26 +215,138 @@ class Schemas:
         return opts[0]
 
 
-class RelationModel(C.NetPredictor):
-    batch_size = 16
-    max_subjects = 8      # candidates per text, best first (an untrained model finds everything)
+class PairHit(NamedTuple):
+    """One predicate of one candidate (subject, object) pair, with the scores behind it."""
+
+    subject: str
+    predicate: str
+    object: str
+    score: float                # the pair head's probability of the predicate
+    object_type: str | None     # the type the span head prefers among the predicate's schemas
+    subject_score: float        # the span head's probabilities of the two candidates
+    object_score: float
+
+
+# (object threshold, subject threshold, pair threshold)
+Thresholds = tuple[float, float, float]
+
+
+class RelationDecoding:
+    """The decoding of the CMeIE extractors (this module's and :mod:`.encoder_relations`'s):
+    candidates from the span head's probabilities, the predicates of their pairs over
+    ``pair_threshold`` (:class:`PairHit`), then triples: each (predicate, object) keeps its best
+    subject, types come from the schemas. A subclass gives ``scored(texts)``: per text its hits
+    and its candidate subjects and objects (mention -> probability, for display)."""
+
+    max_subjects = 8      # candidates per text (or window), best first (an untrained model finds everything)
     max_objects = 40
+    labels: list[str]
+
+    def init_decoding(self, schemas: Schemas, predicates: Sequence[str], threshold: float,
+                      subject_threshold: float, pair_threshold: float) -> None:
+        self.schemas = schemas
+        self.predicates = list(predicates)
+        self.threshold, self.subject_threshold, self.pair_threshold = threshold, subject_threshold, pair_threshold
+        self.subj_k = self.labels.index(SUBJ)
+        self.obj_ks = [k for k, l in enumerate(self.labels) if l != SUBJ]
+        self.type_ks = {l[len(TYPE):]: k for k, l in enumerate(self.labels) if l.startswith(TYPE)}
+        self.type_names, self.type_cols = list(self.type_ks), list(self.type_ks.values())
+        # (n_predicates, object types): the types each predicate's schemas allow
+        self.allowed_types = torch.tensor([[o in {t for _, t in schemas.by_pred.get(p, [])} for o in self.type_names]
+                                           for p in self.predicates], dtype=torch.bool
+                                          ).reshape(len(self.predicates), len(self.type_names))
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return self.threshold, self.subject_threshold, self.pair_threshold
+
+    def candidates(self, probs: torch.Tensor, n: int
+                   ) -> tuple[list[tuple[int, int, float]], list[tuple[int, int, float]]]:
+        """Candidate subjects and objects ``(start, end, probability)`` of one text's (L, W, K)
+        span probabilities over its first ``n`` positions."""
+        S = top_spans(probs[:, :, self.subj_k], n, self.max_subjects, self.subject_threshold)
+        O = top_spans(probs[..., self.obj_ks].max(-1).values, n, self.max_objects, self.threshold)
+        return S, O
+
+    def pair_hits(self, pairs: Sequence[tuple[tuple[str, float], tuple[str, float]]], pair_probs: torch.Tensor,
+                  obj_probs: torch.Tensor) -> list[list[PairHit]]:
+        """Per candidate pair, its predicates over ``pair_threshold``: ``pairs`` are ``((subject,
+        probability), (object, probability))``, ``pair_probs`` the pair head's (P, n_predicates)
+        and ``obj_probs`` the span head's (P, K) probabilities of each object span. The object
+        type of a hit is the one the span head prefers among those its predicate's schemas allow
+        (tensors: an untrained model may give every pair every predicate)."""
+        out: list[list[PairHit]] = [[] for _ in pairs]
+        found = (pair_probs > self.pair_threshold).nonzero().tolist()
+        if not found:
+            return out
+        allowed = self.allowed_types                                        # (n_predicates, T)
+        tp = obj_probs[:, self.type_cols].unsqueeze(1).expand(-1, allowed.shape[0], -1)
+        best = tp.masked_fill(~allowed, -1.0).argmax(-1).tolist() if self.type_cols else None
+        some = allowed.any(-1).tolist()
+        probs = pair_probs.tolist()
+        for r, k in found:
+            (subj, ps), (obj, po) = pairs[r]
+            otype = self.type_names[best[r][k]] if best is not None and some[k] else None
+            out[r].append(PairHit(subj, self.predicates[k], obj, probs[r][k], otype, ps, po))
+        return out
+
+    def decode(self, text: str, hits: Iterable[PairHit], thresholds: Thresholds | None = None
+               ) -> tuple[list[Triple], list[float]]:
+        """The triples of a text and their scores from its hits over ``thresholds`` (default the
+        model's: hits found at lower ones give what those would have found)."""
+        t_obj, t_subj, t_pair = thresholds or self.thresholds
+        best: dict[tuple[str, str, str], tuple[float, str | None]] = {}
+        for h in hits:
+            key = (h.subject, h.predicate, h.object)
+            if (h.score > t_pair and h.subject_score > t_subj and h.object_score > t_obj
+                    and h.score > best.get(key, (-1.0,))[0]):
+                best[key] = (h.score, h.object_type)
+        triples, scores = [], []
+        for (subj, pred, obj), (p, otype) in one_subject_each(best):
+            types = self.schemas.types(pred, otype)
+            if types is not None:
+                triples.append(Triple(subj, pred, obj, types[0], types[1], combined_for(text, subj, obj)))
+                scores.append(round(p, 4))
+        return triples, scores
+
+    def scored(self, texts: Sequence[str]) -> list[tuple[list[PairHit], dict[str, float], dict[str, float]]]:
+        raise NotImplementedError
+
+    def extract(self, texts: Sequence[str]) -> list[tuple[list[Triple], dict]]:
+        """Per text: its triples, and the candidates and scores behind them (for display)."""
+        out = []
+        for text, (hits, subjects, objects) in zip(texts, self.scored(texts)):
+            triples, scores = self.decode(text, hits)
+            out.append((triples, {"triple_scores": scores,
+                                  "subjects": [[m, round(p, 4)] for m, p in subjects.items()],
+                                  "objects": [[m, round(p, 4)] for m, p in objects.items()]}))
+        return out
+
+    def _predict_batch(self, batch: Sequence[Example]) -> list[Example]:
+        return [Example(key=ex.key, index=ex.index, text=ex.text, text2=ex.text2, triples=t, meta=m)
+                for ex, (t, m) in zip(batch, self.extract([e.text for e in batch]))]
+
+
+def best_mentions(found: Iterable[tuple[str, float]]) -> dict[str, float]:
+    """Mention -> its best probability, best first."""
+    best: dict[str, float] = {}
+    for m, p in found:
+        best[m] = max(p, best.get(m, -1.0))
+    return dict(sorted(best.items(), key=lambda kv: -kv[1]))
+
+
+class RelationModel(RelationDecoding, C.NetPredictor):
+    batch_size = 16
 
     def __init__(self, net: RelNet, vocab: Vocab, schemas: Schemas, card: ModelCard, task: TaskSpec,
                  threshold: float = 0.5, subject_threshold: float | None = None,
                  pair_threshold: float = 0.5):
-        super().__init__(net, card, task)
-        self.vocab, self.schemas = vocab, schemas
-        self.threshold = threshold
-        self.subject_threshold = threshold if subject_threshold is None else subject_threshold
-        self.pair_threshold = pair_threshold
-        self.predicates = list(task.label_codes)
-        self.subj_k = self.labels.index(SUBJ)
-        self.obj_ks = [k for k, l in enumerate(self.labels) if l != SUBJ]
-        self.type_ks = {l[len(TYPE):]: k for k, l in enumerate(self.labels) if l.startswith(TYPE)}
+        C.NetPredictor.__init__(self, net, card, task)
+        self.vocab = vocab
+        self.init_decoding(schemas, task.label_codes, threshold,
+                           threshold if subject_threshold is None else subject_threshold, pair_threshold)
 
-    def extract(self, texts: Sequence[str]) -> list[tuple[list[Triple], dict]]:
-        """Per text: its triples, and the candidates and scores behind them (for display)."""
+    def scored(self, texts: Sequence[str]) -> list[tuple[list[PairHit], dict[str, float], dict[str, float]]]:
         chars, bis, lengths = batch_tensors(self.vocab, texts)
         with torch.inference_mode():
             h = self.net.encode(chars.to(self.device), bis.to(self.device), lengths)
@@ -237,43 +355,21 @@ class RelationModel(C.NetPredictor):
             rows: list[tuple[int, int, int, int, int]] = []
             spans = []
             for i, text in enumerate(texts):
-                n = len(text)
-                S = top_spans(P[i, :, :, self.subj_k], n, self.max_subjects, self.subject_threshold)
-                O = top_spans(P[i][..., self.obj_ks].max(-1).values, n, self.max_objects, self.threshold)
+                S, O = self.candidates(P[i], len(text))
                 spans.append((S, O))
                 # a mention is never its own object: such pairs are not even scored
                 rows.extend((i, a, b, c, d) for a, b, _ in S for c, d, _ in O if text[a:b] != text[c:d])
             probs = (torch.sigmoid(self.net.pair(h, torch.tensor(rows, device=h.device), logits)).float().cpu()
                      if rows else torch.zeros(0, len(self.predicates)))
-        best: list[dict] = [{} for _ in texts]
-        for (i, a, b, c, d), pr in zip(rows, probs):
-            subj, obj = texts[i][a:b], texts[i][c:d]
-            for k in (pr > self.pair_threshold).nonzero().flatten().tolist():
-                key, p = (subj, self.predicates[k], obj), float(pr[k])
-                if p > best[i].get(key, (-1.0,))[0]:
-                    best[i][key] = (p, self.object_type(P[i, c, d - c - 1], self.predicates[k]))
-        out = []
-        for i, text in enumerate(texts):
-            triples, scores = [], []
-            for (subj, pred, obj), (p, otype) in one_subject_each(best[i]):
-                types = self.schemas.types(pred, otype)
-                if types is not None:
-                    triples.append(Triple(subj, pred, obj, types[0], types[1], combined_for(text, subj, obj)))
-                    scores.append(round(p, 4))
-            S, O = spans[i]
-            out.append((triples, {"triple_scores": scores,
-                                  "subjects": [[text[a:b], round(p, 4)] for a, b, p in S],
-                                  "objects": [[text[a:b], round(p, 4)] for a, b, p in O]}))
-        return out
-
-    def object_type(self, span_probs: torch.Tensor, predicate: str) -> str | None:
-        """The object type the span head prefers among those the predicate's schemas allow."""
-        allowed = [o for _, o in self.schemas.by_pred.get(predicate, []) if o in self.type_ks]
-        return max(allowed, key=lambda t: float(span_probs[self.type_ks[t]]), default=None)
-
-    def _predict_batch(self, batch: Sequence[Example]) -> list[Example]:
-        return [Example(key=ex.key, index=ex.index, text=ex.text, text2=ex.text2, triples=t, meta=m)
-                for ex, (t, m) in zip(batch, self.extract([e.text for e in batch]))]
+        hits: list[list[PairHit]] = [[] for _ in texts]
+        sp = [({(a, b): p for a, b, p in S}, {(c, d): p for c, d, p in O}) for S, O in spans]
+        pairs = [((texts[i][a:b], sp[i][0][a, b]), (texts[i][c:d], sp[i][1][c, d])) for i, a, b, c, d in rows]
+        obj_probs = (torch.stack([P[i, c, d - c - 1] for i, _, _, c, d in rows]) if rows
+                     else torch.zeros(0, len(self.labels)))
+        for (i, *_), found in zip(rows, self.pair_hits(pairs, probs, obj_probs)):
+            hits[i] += found
+        return [(hits[i], best_mentions((texts[i][a:b], p) for a, b, p in S),
+                 best_mentions((texts[i][a:b], p) for a, b, p in O)) for i, (S, O) in enumerate(spans)]
 
 
 # ---------------------------------------------------------------------- save / load
@@ -327,6 +423,19 @@ def find_schemas(data_dir: str | Path, task: TaskSpec) -> Path | None:
     folder = C.task_dir(data_dir, task)
     hits = sorted(p for p in folder.glob("*.json*") if resource_kind(p) == "cmeie_schemas")
     return hits[0] if hits else None
+
+
+def load_schemas(data_dir: str | Path, task: TaskSpec, train: Sequence[Example]) -> tuple[Schemas, Path | None]:
+    """The task's schemas file beside the data, or (none there) the schemas of the training triples."""
+    path = find_schemas(data_dir, task)
+    rows = ([(s.subject_type, s.predicate, s.object_type) for s in read_schemas(path)]
+            if path else sorted({(t.subject_type, t.predicate, t.object_type) for e in train for t in e.triples}))
+    return Schemas(rows), path
+
+
+def span_labels(task: TaskSpec, schemas: Schemas) -> list[str]:
+    """The span head's labels: ``SUBJ``, the predicates, ``T:<object type>``."""
+    return [SUBJ] + list(task.label_codes) + [TYPE + t for t in schemas.object_types]
 
 
 def split_data(data_dir: str | Path, task: TaskSpec):
@@ -546,11 +655,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
           overrides: dict | None = None, tried: list[str] | None = None) -> ModelCard:
     threads, task, out_dir, t0 = C.start_training(task_name, out_dir)
     train_ex, held_ex, split_info = split_data(data_dir, task)
-    schema_path = find_schemas(data_dir, task)
-    rows = ([(s.subject_type, s.predicate, s.object_type) for s in read_schemas(schema_path)]
-            if schema_path else sorted({(t.subject_type, t.predicate, t.object_type)
-                                        for e in train_ex for t in e.triples}))
-    schemas = Schemas(rows)
+    schemas, schema_path = load_schemas(data_dir, task, train_ex)
     params = {**DEFAULTS, **(overrides or {})}
     pos_weight = params.pop("pos_weight", 1.0)
     threshold = params.pop("threshold", 0.5)
@@ -564,9 +669,8 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     pair_threshold = params.pop("pair_threshold")
     pair_loss = params.pop("pair_loss")
     pair_pos_weight = params.pop("pair_pos_weight", 1.0)
-    labels = [SUBJ] + list(task.label_codes) + [TYPE + t for t in schemas.object_types]
-    cfg = SpanConfig(task=task.name, labels=labels, **params)
-    lab = {l: i for i, l in enumerate(labels)}
+    cfg = SpanConfig(task=task.name, labels=span_labels(task, schemas), **params)
+    lab = {l: i for i, l in enumerate(cfg.labels)}
     aux, aux_labels, aux_path = (aux_items(data_dir, cfg.max_chars) if use_aux and aux_per_epoch
                                  else ([], [], None))
     init = None
@@ -617,9 +721,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         pred = model.predict(held_ex)
         summary = evaluate(task, held_ex, pred).summary()
         if "held_out_indices" in split_info:
-            summary["notes"] = list(summary.get("notes", [])) + [
-                ("scored on the held-out part of the dev split (see training.split): NOT comparable "
-                "with the leaderboard")]
+            summary["notes"] = list(summary.get("notes", [])) + [HELD_OUT_NOTE]
         base = dictionary_baseline(task, train_ex, held_ex)
         gold_comb = [(t.combined, combined_for(e.text, t.subject, t.object)) for e in held_ex for t in e.triples
                      if t.combined is not None]
@@ -677,9 +779,7 @@ def readme_text(card: ModelCard) -> str:
     base = "; ".join(f"{k} ({v['description']}): F1 {v['metrics']['f1']:.4f}"
                      for k, v in card.baselines.items()) or "n/a"
     tried = "\n".join(f"- {t}" for t in tr.get("tried", [])) or "- (not recorded)"
-    warn = ("\n> **Not comparable with the CBLUE leaderboard.** No CMeIE train file is public: this "
-            "model trained on 80% of the dev file and is scored on the other 20%.\n"
-            if card.extra.get("not_comparable_with_leaderboard") else "")
+    warn = f"\n{NOT_COMPARABLE}\n" if card.extra.get("not_comparable_with_leaderboard") else ""
     return f"""# {card.name}: {card.task} ({card.kind})
 {warn}
 **Task.** {get_task(card.task).description}.

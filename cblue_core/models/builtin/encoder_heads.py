@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 from torch import nn
@@ -32,6 +33,7 @@ from .ngram import majority_baseline
 
 KIND_CLASSIFIER = "encoder-classifier"
 KIND_SPANS = "encoder-spans"
+T = TypeVar("T")
 
 # Per-task recipes (HeadConfig overrides). Provisional: set from pilots on a partly trained
 # encoder and from the epoch times measured there (a loaded 2-core machine, 1 thread); to be
@@ -43,6 +45,9 @@ DEFAULTS: dict[str, dict] = {
     "KUAKE-QQR": {"epochs": 4},
     "KUAKE-QTR": {"epochs": 3},
     "CMeEE": {"batch_size": 16, "head_lr": 5e-3, "epochs": 4},
+    # (encoder_relations; its decoding thresholds are chosen on the selection slice after each epoch)
+    # ~160-300 s an epoch on the loaded machine: 7 fit in 30 minutes
+    "CMeIE": {"batch_size": 8, "head_lr": 5e-3, "epochs": 7},
 }
 # Small settings for tests on the sample data (a tiny encoder): every step changes something.
 TINY = {"epochs": 2, "batch_size": 8, "lr": 5e-3, "head_lr": 5e-3, "head_hidden": 16, "span_dim": 16,
@@ -79,7 +84,10 @@ def encode_texts(tokenizer, examples: Sequence[Example], max_len: int, pair: boo
 
 
 class EncoderPredictor(C.NetPredictor):
-    """A predictor around an :class:`.finetune.EncoderNet` and the encoder's tokenizer."""
+    """A predictor around an :class:`.finetune.EncoderNet` (with a ``head`` of its class) and the
+    encoder's tokenizer."""
+
+    head: Callable[[int, F.HeadConfig], nn.Module]
 
     def __init__(self, net: F.EncoderNet, tokenizer, card: ModelCard, task: TaskSpec):
         super().__init__(net, card, task)
@@ -95,6 +103,7 @@ class EncoderPredictor(C.NetPredictor):
 
 class EncoderClassifier(EncoderPredictor):
     batch_size = 64
+    head = ClassifierHead
 
     def probabilities(self, batch: Sequence[Example]) -> torch.Tensor:
         pair = self.task.kind == Kind.PAIR
@@ -131,12 +140,19 @@ def single(tokenizer, ids: Sequence[int]) -> tuple[list[int], list[int]]:
     return [tokenizer.cls_token_id, *ids, tokenizer.sep_token_id], [0] * (len(ids) + 2)
 
 
+def token_edges(offsets: Sequence[tuple[int, int]]) -> tuple[dict[int, int], dict[int, int]]:
+    """Character position -> token index of the tokens starting there, and character end ->
+    token end (exclusive) of the tokens ending there."""
+    starts = {s: i for i, (s, e) in enumerate(offsets) if e > s}
+    ends = {e: i + 1 for i, (s, e) in enumerate(offsets) if e > s}
+    return starts, ends
+
+
 def token_spans(offsets: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int, int]]
                 ) -> tuple[list[tuple[int, int, int]], int]:
     """Character spans ``(start, end, label id)`` as token spans; those whose edges fall inside
     a token (a run of unknown characters, whitespace) are dropped and counted."""
-    starts = {s: i for i, (s, e) in enumerate(offsets) if e > s}
-    ends = {e: i + 1 for i, (s, e) in enumerate(offsets) if e > s}
+    starts, ends = token_edges(offsets)
     out, lost = [], 0
     for s, e, k in spans:
         if s in starts and e in ends and starts[s] < ends[e]:
@@ -159,12 +175,13 @@ def window_starts(n: int, size: int, overlap: int) -> list[int]:
     return list(range(0, n - size, stride)) + [n - size]
 
 
-def merge_windows(found: Sequence[tuple[int, int, Sequence[tuple[int, int, str, float]]]]
-                  ) -> list[tuple[int, int, str, float]]:
+def merge_windows(found: Sequence[tuple[int, int, Sequence[tuple[int, int, T, float]]]]
+                  ) -> list[tuple[int, int, T, float]]:
     """Spans of one text from its windows ``(start, length, spans in window coordinates)``:
     each span is taken from the window, among those that hold it whole, where it lies farthest
-    from the edges (the first such window on a tie); spans in text coordinates."""
-    cands: dict[tuple[int, int], list[tuple[int, str, float]]] = {}
+    from the edges (the first such window on a tie); spans in text coordinates. What a span
+    carries (``T``: a type, or a relation's details) is passed through."""
+    cands: dict[tuple[int, int], list[tuple[int, T, float]]] = {}
     for w, (a, _, spans) in enumerate(found):
         for s, e, t, p in spans:
             cands.setdefault((a + s, a + e), []).append((w, t, p))
@@ -178,6 +195,7 @@ def merge_windows(found: Sequence[tuple[int, int, Sequence[tuple[int, int, str, 
 
 class EncoderSpans(EncoderPredictor):
     batch_size = 16
+    head = SpanHead
 
     def spans(self, texts: Sequence[str]) -> list[list[tuple[int, int, str, float]]]:
         """``(start, end, type, probability)`` character spans of each text."""
@@ -206,57 +224,73 @@ class EncoderSpans(EncoderPredictor):
 
 # ---------------------------------------------------------------------- save / load
 
-def _head_of(kind: str):
-    return {KIND_CLASSIFIER: ClassifierHead, KIND_SPANS: SpanHead}[kind]
-
-
 def load_model(folder: str | Path, device: str = "cpu") -> C.NetPredictor:
-    folder = Path(folder)
     card = C.read_card(folder)
-    net, tokenizer = F.load_net(folder, _head_of(card.kind))
-    cls: type[EncoderPredictor] = EncoderSpans if card.kind == KIND_SPANS else EncoderClassifier
-    return cls(net, tokenizer, card, get_task(net.cfg.task)).to(device)
+    return load_predictor(folder, EncoderSpans if card.kind == KIND_SPANS else EncoderClassifier, device)
+
+
+def load_predictor(folder: str | Path, cls: type[EncoderPredictor], device: str = "cpu") -> EncoderPredictor:
+    """A shipped folder as a ``cls`` predictor (the adapter merged into the encoder)."""
+    net, tokenizer = F.load_net(folder, cls.head)
+    return cls(net, tokenizer, C.read_card(folder), get_task(net.cfg.task)).to(device)
 
 
 # ---------------------------------------------------------------------- training
 
 def start_run(task_name: str, data_dir: str | Path, out_dir: str | Path, kind: str, *, seed: int,
-              overrides: dict | None, tried: list[str] | None, encoder: str | Path | None) -> F.Run:
-    """What every trainer here does first: threads, task, data, the encoder, the recipe (the
-    task's :data:`DEFAULTS` and ``overrides``, never more positions than the encoder has) and the
-    fixed selection slice of the train file."""
+              overrides: dict | None, tried: list[str] | None, encoder: str | Path | None,
+              split: tuple[list[Example], list[Example], dict] | None = None,
+              labels: list[str] | None = None) -> F.Run:
+    """What every trainer on the encoder does first: threads, task, data, the encoder, the recipe
+    (the task's :data:`DEFAULTS` and ``overrides``, never more positions than the encoder has)
+    and the fixed selection slice of the train file. ``split`` is ``(train, scored, account)``
+    for a task with a split of its own (CMeIE: :func:`.cmeie.split_data`) instead of the train
+    and dev files; ``labels`` the head's labels (default the task's)."""
     threads, task, out, t0 = C.start_training(task_name, out_dir)
-    train_ex, train_path, dev_ex, dev_path = C.load_train_dev(data_dir, task)
+    account = None
+    if split is None:
+        train_ex, train_path, dev_ex, dev_path = C.load_train_dev(data_dir, task)
+    else:
+        (train_ex, dev_ex, account), train_path, dev_path = split, None, None
     enc_dir = Path(encoder).expanduser() if encoder else F.DEFAULT_ENCODER
     if not (enc_dir / "model.safetensors").is_file():
         raise FileNotFoundError(f"no pretrained encoder at {enc_dir} (pass --encoder FOLDER; see "
                                 "python -m cblue_core pretrain)")
-    labels = C.task_labels(task, train_ex)
+    head_labels = labels or C.task_labels(task, train_ex)
     params = {**DEFAULTS.get(task.name, {}), **(overrides or {})}
-    cfg = F.HeadConfig(task=task.name, kind=kind, labels=labels, encoder=F.encoder_ref(enc_dir, out),
+    cfg = F.HeadConfig(task=task.name, kind=kind, labels=head_labels, encoder=F.encoder_ref(enc_dir, out),
                        encoder_sha1=weights_sha1(enc_dir), **params)
     positions = C.read_json(enc_dir / "config.json").get("max_position_embeddings", cfg.max_len)
     cfg.max_len = min(cfg.max_len, int(positions))
-    usable = train_ex if kind == KIND_SPANS else [e for e in train_ex if C.gold_label(task, e.label) in labels]
+    # a classifier learns only the labels it has (the train file's); spans and relations learn every record
+    usable = ([e for e in train_ex if C.gold_label(task, e.label) in head_labels] if kind == KIND_CLASSIFIER
+              else train_ex)
     fit_idx, sel_idx = F.selection_split(len(usable), cfg.select_size)
     return F.Run(task, out, cfg, enc_dir, train_ex, train_path, dev_ex, dev_path,
                  [usable[i] for i in fit_idx], [usable[i] for i in sel_idx], threads, t0, data_dir, seed,
-                 list(tried or []))
+                 list(tried or []), split=account)
 
 
 def fit_and_reload(run: F.Run, net: F.EncoderNet, tokenizer, lengths: list[int],
                    batch_loss: Callable[[list[int]], torch.Tensor], predictor: type[EncoderPredictor], *,
-                   resume: bool, progress: bool, max_minutes: float, max_steps: int | None) -> EncoderPredictor:
+                   resume: bool, progress: bool, max_minutes: float, max_steps: int | None,
+                   tune: Callable[[EncoderPredictor], float | None] | None = None) -> EncoderPredictor:
     """Fine-tune (:func:`.finetune.fine_tune`, the epoch chosen on the selection slice), save the
-    folder and return a predictor on it as shipped (the adapter merged into the encoder)."""
+    folder and return a predictor on it as shipped (the adapter merged into the encoder).
+
+    ``tune(live predictor)``, when given, sets decoding settings (in ``net.cfg``) on the selection
+    slice and returns the score there: it then scores each epoch (so that the epoch is chosen at
+    its best settings, not at fixed ones) and sets those of the kept epoch before saving."""
     card = ModelCard(name=run.out_dir.name, task=run.task.name, kind=run.cfg.kind, labels=run.cfg.labels)
     live = predictor(net, tokenizer, card, run.task)
-    run.state = F.fine_tune(net, len(lengths), lengths, batch_loss,
-                            F.selection_scorer(run.task, run.select, live.predict), run.out_dir,
-                            seed=run.seed, resume=resume, progress=progress, max_minutes=max_minutes,
-                            max_steps=max_steps)
+    score = ((lambda: tune(live)) if tune is not None
+             else F.selection_scorer(run.task, run.select, live.predict))
+    run.state = F.fine_tune(net, len(lengths), lengths, batch_loss, score, run.out_dir, seed=run.seed,
+                            resume=resume, progress=progress, max_minutes=max_minutes, max_steps=max_steps)
+    if tune is not None:
+        tune(live)
     F.save_model(run.out_dir, net)
-    shipped, tokenizer = F.load_net(run.out_dir, _head_of(run.cfg.kind))
+    shipped, tokenizer = F.load_net(run.out_dir, predictor.head)
     return predictor(shipped, tokenizer, card, run.task)
 
 

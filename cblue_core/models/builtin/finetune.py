@@ -41,6 +41,7 @@ from ...tasks import TaskSpec, get_task
 from ..base import ModelCard, folder_size
 from ..registry import BUILTIN_DIR, ENCODER_KIND, ENCODER_REF, ENCODER_SHA1, find_encoder, weights_sha1
 from . import common as C
+from .cmeie import HELD_OUT_NOTE, NOT_COMPARABLE
 
 ADAPTER_FILE = "adapter.safetensors"
 DEFAULT_ENCODER = BUILTIN_DIR / "encoder"
@@ -71,7 +72,13 @@ class HeadConfig:
     head_hidden: int = 256            # classifier: hidden layer of the head
     span_dim: int = 64                # spans: size of the rotary start/end vectors
     max_span: int = 30                # spans: longest entity, in tokens
-    overlap: int = 32                 # spans: tokens shared by consecutive windows of a long text
+    overlap: int = 32                 # spans, relations: tokens shared by consecutive windows of a long text
+    pair_dim: int = 128               # relations: width of the pair head
+    pair_scores: bool = False         # relations: the span head's scores of both spans as pair features
+    threshold: float = 0.5            # relations: object candidates (span-head probability)
+    subject_threshold: float = 0.5    # relations: subject candidates
+    pair_threshold: float = 0.5       # relations: a predicate of a candidate pair
+    schemas: list[list[str]] = field(default_factory=list)   # relations: (subject type, predicate, object type)
     dropout: float = 0.1              # head dropout
     epochs: int = 5
     batch_size: int = 32
@@ -326,13 +333,14 @@ def selection_split(n: int, size: int) -> tuple[list[int], list[int]]:
 # ---------------------------------------------------------------------- training
 
 def fine_tune(net: EncoderNet, n_examples: int, lengths: Sequence[int],
-              batch_loss: Callable[[list[int]], torch.Tensor], select_score: Callable[[], float],
+              batch_loss: Callable[[list[int]], torch.Tensor], select_score: Callable[[], float | None],
               out_dir: Path, *, seed: int, resume: bool, progress: bool, max_minutes: float,
               max_steps: int | None = None) -> C.TrainState:
     """Train the head and adapter (AdamW, per-step linear warm-up and decay) for ``cfg.epochs``
     epochs of ``batch_loss(indices)``; after each epoch ``select_score()`` (higher is better, on
-    the held-out slice of train) and the best epoch's tensors are kept. Ends with those tensors
-    loaded; the state carries ``selection`` (score per epoch) and ``best_epoch``."""
+    the held-out slice of train; None without a slice: the last epoch is kept) and the best
+    epoch's tensors are kept. Ends with those tensors loaded; the state carries ``selection``
+    (score per epoch) and ``best_epoch``."""
     cfg = net.cfg
     head = [p for p in net.head.parameters() if p.requires_grad]
     adapter = [p for p in net.encoder.parameters() if p.requires_grad]
@@ -371,9 +379,9 @@ def fine_tune(net: EncoderNet, n_examples: int, lengths: Sequence[int],
         bar.close()
         net.eval()
         score = select_score()
-        best["selection"].append(round(score, 5))
-        if score > best["score"]:
-            best.update(epoch=ep + 1, score=score)
+        best["selection"].append(None if score is None else round(score, 5))
+        if score is None or score > best["score"]:
+            best.update(epoch=ep + 1, score=best["score"] if score is None else score)
             best_file.parent.mkdir(parents=True, exist_ok=True)
             C.save_tensors(best_file, net.shipped_tensors())
         C.write_json(best_json, best)
@@ -389,16 +397,16 @@ def fine_tune(net: EncoderNet, n_examples: int, lengths: Sequence[int],
 
 
 def selection_scorer(task: TaskSpec, gold: Sequence[Example], predict: Callable[[Sequence[Example]], list[Example]]
-                     ) -> Callable[[], float]:
+                     ) -> Callable[[], float | None]:
     """``score()``: the task's headline metric of ``predict(gold inputs)`` on the selection slice
-    (no bootstrap); 0 when the slice is empty."""
+    (no bootstrap); None when the slice is empty (a train file too small to spare one)."""
     from ..base import model_input
 
     inputs = [model_input(task, g) for g in gold]
 
-    def score() -> float:
+    def score() -> float | None:
         if not gold:
-            return 0.0
+            return None
         ev = evaluate(task, list(gold), predict(inputs), n_boot=0)
         return float(ev.value or 0.0)
     return score
@@ -429,6 +437,9 @@ class Run:
     description: str = ""
     state: C.TrainState | None = None
     data_notes: dict[str, Any] = field(default_factory=dict)
+    # CMeIE (no train file): cmeie.split_data's account of the part trained on and the part scored
+    split: dict[str, Any] | None = None
+    training_notes: dict[str, Any] = field(default_factory=dict)   # more for the card's training
 
     def command_line(self) -> str:
         cmd = C.command_line(self.task.name, self.data_dir, self.out_dir, self.seed, self.threads)
@@ -444,29 +455,41 @@ def write_card(run: Run, net: EncoderNet, dev_summary: dict, baselines: dict) ->
         raise ValueError("write_card before training")
     card = ModelCard(name=run.out_dir.name, task=run.task.name, kind=cfg.kind, labels=list(cfg.labels),
                      description=run.description)
+    data = {"train": _rel(run.train_path), "dev": _rel(run.dev_path), "train_examples": len(run.fit),
+            "selection_examples": len(run.select), "dev_examples": len(run.dev)}
+    split = (f"train file minus a fixed slice of {len(run.select)} of its examples for training; "
+             "that slice (never dev) chooses the epoch; the official dev file for the reported score")
+    held_out = bool(run.split and "held_out_indices" in run.split)
+    if run.split:
+        data.update(train=run.split["train"], dev=run.split["eval"], eval_examples=len(run.dev))
+        split = (f"{run.split['split']}; a fixed slice of {len(run.select)} examples of the training part "
+                 "(never of the scored part) chooses the epoch")
+    if held_out:
+        dev_summary = {**dev_summary, "notes": list(dev_summary.get("notes", [])) + [HELD_OUT_NOTE]}
     card.training = {
-        "data": {"train": _rel(run.train_path), "dev": _rel(run.dev_path), "train_examples": len(run.fit),
-                 "selection_examples": len(run.select), "dev_examples": len(run.dev), **run.data_notes},
-        "split": (f"train file minus a fixed slice of {len(run.select)} of its examples for training; "
-                  "that slice (never dev) chooses the epoch; the official dev file for the reported score"),
+        "data": {**data, **run.data_notes},
+        "split": split,
         "command": run.command_line(),
         "seed": run.seed, "epochs": st["epoch"], "losses": [round(v, 5) for v in st["losses"]],
         "selection_scores": st.get("selection", []), "best_epoch": st.get("best_epoch"),
         "stopped_early": st["stopped_early"], "time_s": round(st["time_s"], 1),
         "total_time_s": round(time.perf_counter() - run.t0, 1),
         "hyperparameters": {k: v for k, v in asdict(cfg).items()
-                            if k not in ("labels", "task", "kind", "encoder", "encoder_sha1")},
+                            if k not in ("labels", "task", "kind", "encoder", "encoder_sha1", "schemas")},
         "selection": "the epoch with the best headline score on the held-out slice of the train file",
         "tried": run.tried, "threads": run.threads,
     }
+    card.training.update(run.training_notes)
+    if held_out and run.split is not None:
+        card.training["held_out_indices"] = run.split["held_out_indices"]
     card.dev_metrics = dev_summary
     card.baselines = baselines
     enc = encoder_card(run.encoder_dir)
     card.extra = {"encoder": {"path": cfg.encoder, "sha1": cfg.encoder_sha1, **enc},
                   "adapter": cfg.adapter,
                   "adapter_parameters": sum(v.numel() for v in C.load_tensors(run.out_dir / ADAPTER_FILE).values()),
-                  "weights_dtype": "float32"}
-    C.record_training_data(run.out_dir, card, run.train, sources=[str(_rel(run.train_path))])
+                  "weights_dtype": "float32", "not_comparable_with_leaderboard": held_out}
+    C.record_training_data(run.out_dir, card, run.train, sources=[str(data["train"])])
     return C.finish_card(run.out_dir, card, readme_text(card))
 
 
@@ -490,8 +513,16 @@ def readme_text(card: ModelCard) -> str:
     parts = [p for p in card.extra["adapter"].split("+") if p in described]
     adapter = " plus ".join(described[p] for p in parts) or "none (frozen encoder, head only)"
     tried = "\n".join(f"- {t}" for t in tr.get("tried", [])) or "- (not recorded)"
+    held_out = card.extra.get("not_comparable_with_leaderboard")
+    dec = tr.get("decoding")
+    decoding = (f" Decoding thresholds (object, subject, pair) {tuple(dec['thresholds'].values())} chosen on "
+                f"the same slice from {dec['grid']} (after each epoch, the epoch at its best): F1 "
+                f"{dec['selection_f1']} there." if dec else "")
+    warn = f"\n{NOT_COMPARABLE}\n" if held_out else ""
+    scored = (f"{tr['data']['dev']} ({tr['data']['dev_examples']} examples; split: {tr['split']})" if held_out
+              else f"the official dev file `{tr['data']['dev']}` ({tr['data']['dev_examples']} examples)")
     return f"""# {card.name}: {card.task} ({card.kind})
-
+{warn}
 **Task.** {card.task} ({get_task(card.task).description}); labels: {', '.join(card.labels)}.
 
 **Architecture.** {card.description} Encoder: `{enc['path']}` (the shared character encoder,
@@ -499,14 +530,13 @@ def readme_text(card: ModelCard) -> str:
 adapter: {adapter}; {card.extra['adapter_parameters']:,} parameters here.{partial}
 
 **Data.** Train: `{tr['data']['train']}` ({tr['data']['train_examples']} examples for training,
-{tr['data']['selection_examples']} held out to choose the epoch). Scored on the official dev file
-`{tr['data']['dev']}` ({tr['data']['dev_examples']} examples) with CBLUE Studio's evaluator (95%
-bootstrap interval, 1000 resamples).
+{tr['data']['selection_examples']} held out to choose the epoch). Scored on {scored} with CBLUE
+Studio's evaluator (95% bootstrap interval, 1000 resamples).
 
 **Training.** `{tr['command']}`; seed {tr['seed']}, {tr['epochs']} epochs (best: {tr['best_epoch']};
-held-out slice scores {tr['selection_scores']}), {tr['time_s']} s on {tr['threads']} CPU thread(s).
+held-out slice scores {tr['selection_scores']}), {tr['time_s']} s on {tr['threads']} CPU thread(s).{decoding}
 
-**Dev score.** {dev}.
+**{'Held-out' if held_out else 'Dev'} score.** {dev}.
 
 **Baseline.** {base}.
 

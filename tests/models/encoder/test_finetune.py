@@ -17,17 +17,11 @@ from cblue_core.models import registry
 from cblue_core.models.builtin import common, train
 from cblue_core.models.builtin import encoder_heads as H
 from cblue_core.models.builtin import finetune as F
-from cblue_core.models.encoder.pretrain import pretrain
 from cblue_core.models.loading import load_predictor
 from cblue_core.models.registry import ModelLoadError, list_models
 from cblue_core.records import Example
 from cblue_core.tasks import get_task
-from tests.models.conftest import SAMPLE
-
-DATA = SAMPLE / "cblue"
-ENCODER = {"hidden": 32, "layers": 1, "heads": 2, "intermediate": 64, "max_len": 48, "min_count": 1,
-           "batch_size": 8, "steps": 30, "warmup_steps": 3, "lr": 3e-3, "eval_every": 30, "log_every": 10,
-           "eval_sequences": 8}
+from tests.models.encoder.conftest import DATA, ENCODER
 
 
 def dev_examples(task: str, n: int = 6) -> list[Example]:
@@ -36,13 +30,12 @@ def dev_examples(task: str, n: int = 6) -> list[Example]:
 
 
 @pytest.fixture(scope="module")
-def models_dir(tmp_path_factory):
+def models_dir(tmp_path_factory, tiny_encoder):
     """``models/`` with a tiny encoder pretrained on the sample data, a QIC classifier, a QQR pair
     classifier and a CMeEE span model trained on it (the encoder's 48 positions make the sample's
     long CMeEE texts go through the windows)."""
     root = tmp_path_factory.mktemp("ft") / "models"
-    pretrain(DATA, root / "encoder", overrides=ENCODER, progress=False)
-    shutil.rmtree(root / "encoder" / "checkpoint")
+    shutil.copytree(tiny_encoder, root / "encoder")
     cards = {}
     for task, folder, adapter in [("KUAKE-QIC", "qic", "lora"), ("KUAKE-QQR", "qqr", "bias"),
                                   ("CMeEE", "cmeee", "lora+bias")]:
@@ -230,7 +223,7 @@ def test_train_command(models_dir, tmp_path, capsys):
     assert code == 0 and "encoder-classifier" in capsys.readouterr().out
     card = common.read_card(out)
     assert f"--encoder {models_dir[0] / 'encoder'}" in card.training["command"]
-    assert main(["train", "--task", "CMeIE", "--data", str(DATA), "--out", str(tmp_path / "x"),
+    assert main(["train", "--task", "CHIP-CDN", "--data", str(DATA), "--out", str(tmp_path / "x"),
                  "--architecture", "encoder", "--encoder", str(models_dir[0] / "encoder")]) == 2
     assert main(["train", "--task", "KUAKE-QIC", "--data", str(DATA), "--out", str(tmp_path / "y"),
                  "--architecture", "encoder", "--encoder", str(tmp_path / "none")]) == 2
