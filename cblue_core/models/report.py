@@ -21,8 +21,10 @@ TARGET_FRACTION = 0.9
 TARGET_OVERRIDES: dict[str, float] = {"CMeIE": 45.0}
 # The card key a shipped model records the model it replaced under (its kind and dev score).
 REPLACES = "replaces"
+# The card key a shipped model lists the models of other kinds under that scored no higher.
+KEPT_OVER = "kept_over"
 
-HEADER = ("| task | model | metric | dev score (95% CI) | BERT-base (paper) | target | replaces | "
+HEADER = ("| task | model | metric | dev score (95% CI) | BERT-base (paper) | target | other model | "
           "dev texts also in train | strongest baseline | train time | size |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|")
 
@@ -56,6 +58,19 @@ def _score(value: float, low: float | None, high: float | None) -> str:
     return _pct(value) + (f" ({_pct(low)}-{_pct(high)})" if low is not None and high is not None else "")
 
 
+def _other(verb: str, other: Any) -> str:
+    if not isinstance(other, dict) or other.get("dev") is None:
+        return ""
+    return f"{verb} `{other['name']}` ({other['kind']}) {_score(other['dev'], other.get('low'), other.get('high'))}"
+
+
+def other_models(card) -> str:
+    """The models a shipped model was compared with: the one it replaced and those it was kept over."""
+    parts = [_other("replaced", card.extra.get(REPLACES))]
+    parts += [_other("kept over", n) for n in card.extra.get(KEPT_OVER) or []]
+    return "; ".join(p for p in parts if p)
+
+
 def row(task: str, model: ModelInfo | None, overlap: dict[str, Any] | None = None) -> str:
     paper = PAPER_BERT_BASE[task]
     goal = f"{target(task):.1f}"
@@ -71,9 +86,7 @@ def row(task: str, model: ModelInfo | None, overlap: dict[str, Any] | None = Non
         held = (card.training.get("data") or {}).get("eval_examples")
         score += f" on {held} held-out dev records, not comparable" if held else " not comparable"
     score += "" if 100 * value >= target(task) else " (under target)"
-    old = card.extra.get(REPLACES)
-    replaced = (f"`{old['name']}` ({old['kind']}) {_score(old['dev'], old.get('low'), old.get('high'))}"
-                if isinstance(old, dict) and old.get("dev") is not None else "")
+    replaced = other_models(card)
     seen = (overlap or {}).get(task)
     seen_txt = f"{seen['dev']:,} of {seen['dev_texts']:,}" if isinstance(seen, dict) and "dev" in seen else ""
     base = strongest_baseline(card, head)
@@ -100,5 +113,5 @@ def scores_table(models: Sequence[ModelInfo]) -> str:
     return "\n".join([HEADER] + [row(t, by_task.get(t), overlap) for t in PAPER_BERT_BASE])
 
 
-__all__ = ["PAPER_BERT_BASE", "REPLACES", "TARGET_FRACTION", "replaced_summary", "scores_table",
-           "strongest_baseline", "target"]
+__all__ = ["KEPT_OVER", "PAPER_BERT_BASE", "REPLACES", "TARGET_FRACTION", "other_models", "replaced_summary",
+           "scores_table", "strongest_baseline", "target"]

@@ -63,8 +63,17 @@ def test_targets_replaced_model_and_dev_overlap():
     table = scores_table([info(new), info(encoder)])
     qic = next(l for l in table.splitlines() if l.startswith("| KUAKE-QIC"))
     assert qic == ("| KUAKE-QIC | `kuake-qic` (test-kind) | accuracy | 76.4 (75.4-77.4) | 84.3 | 75.9 | "
-                   "`kuake-qic` (ngram-classifier) 74.2 (72.3-76.1) | 8 of 1,955 | dictionary 30.0 | 2 min | 3.0 MB |")
+                   "replaced `kuake-qic` (ngram-classifier) 74.2 (72.3-76.1) | 8 of 1,955 | dictionary 30.0 | 2 min | "
+                   "3.0 MB |")
     assert "encoder" not in table.split("\n", 2)[2].split("|")[1]      # the encoder is no task row
+
+
+def test_models_kept_over_are_shown_beside_the_shipped_one():
+    kept = card("CHIP-STS", "macro_f1", 0.7821, kept_over=[
+        {"name": "chip-sts", "kind": "encoder-classifier", "headline": "macro_f1", "dev": 0.7137, "low": 0.70,
+         "high": 0.727}, {"name": "odd", "kind": "k", "headline": "macro_f1", "dev": None}])
+    sts = next(l for l in scores_table([info(kept)]).splitlines() if l.startswith("| CHIP-STS"))
+    assert "| kept over `chip-sts` (encoder-classifier) 71.4 (70.0-72.7) |" in sts and "odd" not in sts
 
 
 def test_readme_table_is_the_cards_table():

@@ -1,5 +1,7 @@
 """Shipping a newly trained built-in model: it replaces the model in ``models/`` only when its dev
-score is higher, and its card then records what it replaced (the README's score table shows it).
+score is higher, and its card then records what it replaced; a model of another kind that scores
+no higher is recorded in the shipped model's card as the model it was kept over (weights
+untouched). The README's score table shows both.
 
     python -m cblue_core ship-model /path/to/new/kuake-qic [--models-dir models] [--json]
 """
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..registry import BUILTIN_DIR
-from ..report import REPLACES, replaced_summary
+from ..report import KEPT_OVER, REPLACES, replaced_summary
 from . import common as C
 
 SKIPPED = ("checkpoint",)       # training state, never shipped
@@ -63,6 +65,26 @@ def reproducing_command(command: str, folder_name: str, *, beside_encoder: bool)
     return re.sub(r" --encoder \S+", "", command) if beside_encoder else command
 
 
+KEPT_OVER_NOTE = "**Kept over.**"
+
+
+def record_kept_over(dest: Path, kept, candidate) -> None:
+    """Note in the shipped model's card and README (``dest``) the model of another kind it
+    scored at least as well as (one note per kind, the latest replacing an earlier one)."""
+    notes = [n for n in kept.extra.get(KEPT_OVER) or [] if isinstance(n, dict) and n.get("kind") != candidate.kind]
+    summary = replaced_summary(candidate)
+    summary["time_s"] = (candidate.training or {}).get("time_s")
+    kept.extra[KEPT_OVER] = sorted(notes + [summary], key=lambda n: str(n.get("kind")))
+    readme_path = dest / "README.md"
+    readme = None
+    if readme_path.is_file():
+        text = readme_path.read_text(encoding="utf-8")
+        text = text.split("\n\n" + KEPT_OVER_NOTE)[0].rstrip()
+        lines = [f"`{n['name']}` ({n['kind']}), dev {n['headline']} {n['dev']:.4f}" for n in kept.extra[KEPT_OVER]]
+        readme = text + f"\n\n{KEPT_OVER_NOTE} This model scored higher on dev than " + "; ".join(lines) + ".\n"
+    C.finish_card(dest, kept, readme)
+
+
 def ship(candidate: str | Path, models_dir: str | Path = BUILTIN_DIR, *, folder_name: str | None = None
          ) -> ShipDecision:
     """Copy the model folder ``candidate`` to ``models_dir/<task folder>`` if its dev headline beats
@@ -83,8 +105,11 @@ def ship(candidate: str | Path, models_dir: str | Path = BUILTIN_DIR, *, folder_
             raise ValueError(f"{candidate} and {dest} are not scored alike ({head} on {_scored_on(card)} "
                              f"examples against {old_head} on {_scored_on(old_card)}): not comparable")
         if new <= old:
-            return ShipDecision(card.task, str(dest), head, new, old, False,
-                                f"kept {dest.name}: its dev {head} {old:.4f} >= the new model's {new:.4f}")
+            reason = f"kept {dest.name}: its dev {head} {old:.4f} >= the new model's {new:.4f}"
+            if card.kind != old_card.kind:
+                record_kept_over(dest, old_card, card)
+                reason += f"; its card records the {card.kind} model it was kept over"
+            return ShipDecision(card.task, str(dest), head, new, old, False, reason)
         if isinstance(old_card.extra.get(REPLACES), dict) and old_card.kind == card.kind:
             card.extra[REPLACES] = old_card.extra[REPLACES]     # still beside the from-scratch model
         else:

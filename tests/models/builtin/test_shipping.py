@@ -13,7 +13,7 @@ from cblue_core.models.base import ModelCard
 from cblue_core.models.builtin import common as C
 from cblue_core.models.builtin import shipped_architecture
 from cblue_core.models.builtin.shipping import ship
-from cblue_core.models.report import REPLACES
+from cblue_core.models.report import KEPT_OVER, REPLACES
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -64,12 +64,29 @@ def test_a_better_model_replaces_the_shipped_one_and_says_what_it_replaced(tmp_p
     assert C.read_card(dest).extra[REPLACES]["kind"] == "ngram-classifier"
 
 
-def test_a_worse_or_equal_model_changes_nothing(tmp_path, shipped):
+def test_a_worse_or_equal_model_of_the_same_kind_changes_nothing(tmp_path, shipped):
     before = {p.name: p.read_bytes() for p in (shipped / "kuake-qic").iterdir() if p.is_file()}
     for i, score in enumerate((0.70, 0.7422)):
-        decision = ship(model(tmp_path / f"n{i}" / "kuake-qic", "encoder-classifier", score), shipped)
+        decision = ship(model(tmp_path / f"n{i}" / "kuake-qic", "ngram-classifier", score), shipped)
         assert not decision.shipped and "kept kuake-qic" in decision.reason
     assert {p.name: p.read_bytes() for p in (shipped / "kuake-qic").iterdir() if p.is_file()} == before
+    assert [p.name for p in shipped.iterdir()] == ["kuake-qic"]
+
+
+def test_a_worse_model_of_another_kind_is_recorded_as_kept_over(tmp_path, shipped):
+    dest = shipped / "kuake-qic"
+    weights = (dest / "adapter.safetensors").read_bytes()
+    for i, score in enumerate((0.70, 0.72)):        # a later try of the same kind replaces the note
+        decision = ship(model(tmp_path / f"n{i}" / "kuake-qic", "encoder-classifier", score), shipped)
+        assert not decision.shipped and "kept over" in decision.reason
+    card = C.read_card(dest)
+    assert card.kind == "ngram-classifier" and (dest / "adapter.safetensors").read_bytes() == weights
+    assert card.extra[KEPT_OVER] == [{"name": "kuake-qic", "kind": "encoder-classifier", "headline": "accuracy",
+                                      "dev": 0.72, "low": pytest.approx(0.70), "high": pytest.approx(0.74),
+                                      "time_s": 60}]
+    readme = (dest / "README.md").read_text()
+    assert readme.count("**Kept over.**") == 1 and "(encoder-classifier), dev accuracy 0.7200" in readme
+    assert card.size_bytes == sum(p.stat().st_size for p in dest.iterdir() if p.is_file())
     assert [p.name for p in shipped.iterdir()] == ["kuake-qic"]
 
 
