@@ -250,7 +250,7 @@ def shared_encoder_problem(path: str | Path) -> str | None:
     except ValueError as exc:
         return str(exc)
     ref = config.get(ENCODER_REF)
-    if ref is None:
+    if not ref:
         return None
     enc = find_encoder(path, str(ref))
     if not enc.is_dir():

@@ -120,7 +120,7 @@ def test_loaders_cover_every_trainer():
     assert set(TRAINERS) == {t.name for t in (get_task(n) for n in MODEL_DIRS)}
     assert set(BUILTIN_LOADERS) == {"ngram-classifier", "span-encoder", "cdn-retrieval-reranker",
                                     "span-relation", "encoder-classifier", "encoder-spans",
-                                    "encoder-relations"}
+                                    "encoder-relations", "encoder-cdn-reranker"}
 
 
 # ---------------------------------------------------------------------- training on sample data

@@ -31,7 +31,8 @@ KUAKE-QQR      ``ngram-classifier``        (same pair model)
 
 On the shared encoder: ``encoder-classifier`` (CHIP-CTC, KUAKE-QIC; CHIP-STS, KUAKE-QQR, KUAKE-QTR
 as pairs), ``encoder-spans`` (CMeEE) and ``encoder-relations`` (CMeIE, :mod:`.encoder_relations`):
-a head and a small adapter per task, the encoder shipped once in ``models/encoder``.
+a head and a small adapter per task, the encoder shipped once in ``models/encoder``; CHIP-CDN's
+``encoder-cdn-reranker`` is its pipeline with two similarity features from the frozen encoder.
 """
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ BUILTIN_LOADERS: dict[str, Callable[[Path, str], Predictor]] = {
     encoder_heads.KIND_CLASSIFIER: encoder_heads.load_model,
     encoder_heads.KIND_SPANS: encoder_heads.load_model,
     encoder_relations.KIND: encoder_relations.load_model,
+    cdn.ENCODER_KIND: cdn.load_model,
 }
 
 TRAINERS: dict[str, Callable[..., ModelCard]] = {
@@ -68,7 +70,8 @@ TRAINERS: dict[str, Callable[..., ModelCard]] = {
 MODEL_DIRS: dict[str, str] = {t: t.lower() for t in TRAINERS}
 
 # The trainers of the heads on the shared encoder, and what was tried there.
-ENCODER_TRAINERS: dict[str, Callable[..., ModelCard]] = {**encoder_heads.TRAINERS, **encoder_relations.TRAINERS}
+ENCODER_TRAINERS: dict[str, Callable[..., ModelCard]] = {**encoder_heads.TRAINERS, **encoder_relations.TRAINERS,
+                                                         "CHIP-CDN": cdn.train_on_encoder}
 ENCODER_TRIED: dict[str, list[str]] = {**encoder_heads.TRIED, **encoder_relations.TRIED}
 
 ARCHITECTURES = ("scratch", "encoder")

@@ -15,6 +15,12 @@
 
 The model folder ships the term list (``terms.txt``), the memory (``memory.json``), the
 TF-IDF n-gram vocabulary with its idf (``vocab.json``) and the reranker (``model.safetensors``).
+
+On the shared encoder (kind ``encoder-cdn-reranker``, ``train --architecture encoder``): the same
+pipeline, with two more reranker features from the frozen shared character encoder (cosine of the
+mean-pooled states of the text and the term, and its gap to the best candidate's), so that
+similarity beyond shared characters can count. The folder names the encoder (``config.json``:
+``encoder``, ``encoder_sha1``) and ships nothing more.
 """
 from __future__ import annotations
 
@@ -37,10 +43,13 @@ from ...io.resources import read_icd10, resource_kind
 from ...records import Example
 from ...tasks import TaskSpec, get_task
 from ..base import ModelCard, Predictor
+from ..registry import find_encoder, weights_sha1
 from . import common as C
 
 KIND = "cdn-retrieval-reranker"
+ENCODER_KIND = "encoder-cdn-reranker"
 N_FEATS = 18
+N_ENCODER_FEATS = 2
 
 
 def normalize(text: str) -> str:
@@ -119,13 +128,65 @@ class CdnConfig:
     max_terms: int = 6
     n_terms: int = 0
     n_memory: int = 0
+    encoder: str = ""               # the shared encoder's folder as the model names it; "" for none
+    encoder_sha1: str = ""
+
+
+def n_features(cfg: CdnConfig) -> int:
+    return N_FEATS + (N_ENCODER_FEATS if cfg.encoder else 0)
+
+
+class EncoderSimilarity:
+    """Text vectors from the frozen shared encoder: mean of the last layer's token states, unit
+    length. Term vectors are cached (the term list is fixed and bounded); texts are not (a live
+    server sees unbounded text)."""
+
+    batch_size = 128
+    max_len = 64                    # diagnoses and terms are short; longer ones are cut
+
+    def __init__(self, folder: Path):
+        from .finetune import build_encoder
+
+        self.model, self.tokenizer = build_encoder(folder)
+        self.model.eval()
+        self.cache: dict[str, np.ndarray] = {}
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = []
+        for b in range(0, len(texts), self.batch_size):
+            enc = self.tokenizer([normalize(t) or "[UNK]" for t in texts[b:b + self.batch_size]],
+                                 padding=True, truncation=True, max_length=self.max_len, return_tensors="pt")
+            with torch.inference_mode():
+                h = self.model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state
+            m = enc["attention_mask"].unsqueeze(-1).to(h.dtype)
+            v = torch.nn.functional.normalize((h * m).sum(1) / m.sum(1).clamp(min=1), dim=-1)
+            out.append(v.float().numpy())
+        hidden = int(self.model.config.hidden_size)
+        return np.concatenate(out) if out else np.zeros((0, hidden), dtype=np.float32)
+
+    def term_vectors(self, terms: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(terms) if t not in self.cache]
+        for t, v in zip(missing, self._encode(missing)):
+            self.cache[t] = v
+        return np.stack([self.cache[t] for t in terms]) if terms else np.zeros((0, 1), dtype=np.float32)
+
+    def features(self, texts: Sequence[str], found: list[tuple[list[int], np.ndarray]], terms: Sequence[str]
+                 ) -> list[tuple[list[int], np.ndarray]]:
+        """``found`` (per text: candidate term ids, features) with the encoder's two features added."""
+        text_v = self._encode(texts)
+        out = []
+        for v, (ids, feats) in zip(text_v, found):
+            cos = self.term_vectors([terms[i] for i in ids]) @ v if ids else np.zeros(0, dtype=np.float32)
+            extra = np.stack([cos, cos - cos.max()], axis=1) if ids else np.zeros((0, N_ENCODER_FEATS))
+            out.append((ids, np.hstack([feats, extra]).astype(np.float32)))
+        return out
 
 
 class Reranker(nn.Module):
     def __init__(self, cfg: CdnConfig):
         super().__init__()
         self.cfg = cfg
-        self.mlp = nn.Sequential(nn.Linear(N_FEATS, cfg.hidden), nn.ReLU(), nn.Linear(cfg.hidden, cfg.hidden),
+        self.mlp = nn.Sequential(nn.Linear(n_features(cfg), cfg.hidden), nn.ReLU(), nn.Linear(cfg.hidden, cfg.hidden),
                                  nn.ReLU(), nn.Linear(cfg.hidden, 1))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -142,8 +203,9 @@ class CandidateGenerator:
     """Candidates and their features; shared by training and prediction."""
 
     def __init__(self, terms: list[str], is_icd: np.ndarray, memory_texts: list[str],
-                 memory_terms: list[list[int]], vocab: dict[str, int], idf: np.ndarray, cfg: CdnConfig):
-        self.terms, self.is_icd, self.cfg = terms, is_icd, cfg
+                 memory_terms: list[list[int]], vocab: dict[str, int], idf: np.ndarray, cfg: CdnConfig,
+                 similarity: EncoderSimilarity | None = None):
+        self.terms, self.is_icd, self.cfg, self.similarity = terms, is_icd, cfg, similarity
         self.memory_texts, self.memory_terms = memory_texts, memory_terms
         self.term_index = TfidfIndex(terms, vocab, idf, cfg.orders)
         self.memory_index = TfidfIndex(memory_texts, vocab, idf, cfg.orders) if memory_texts else None
@@ -154,7 +216,7 @@ class CandidateGenerator:
         self.norm_terms = [normalize(t) for t in terms]
 
     def candidates(self, texts: Sequence[str], exclude: Sequence[int | None] | None = None):
-        """Per text: (term ids, feature matrix (n, N_FEATS))."""
+        """Per text: (term ids, feature matrix (n, :func:`n_features`))."""
         cfg = self.cfg
         ts = self.term_index.scores(texts)
         k1 = min(cfg.k_terms, ts.shape[1])
@@ -207,7 +269,7 @@ class CandidateGenerator:
                     top_mem, top_cos, c / top_cos if top_cos > 0 else 0.0,
                 ])
             out.append((ids, np.asarray(feats, dtype=np.float32).reshape(-1, N_FEATS)))
-        return out
+        return self.similarity.features(texts, out, self.terms) if self.similarity is not None else out
 
 
 class CdnModel(Predictor):
@@ -254,6 +316,8 @@ def save(folder: Path, gen: CandidateGenerator, net: Reranker) -> None:
     C.save_tensors(folder / "model.safetensors", net.state_dict())
     cfg = asdict(net.cfg)
     cfg["orders"] = list(cfg["orders"])
+    if not cfg["encoder"]:          # a model on no encoder names none
+        del cfg["encoder"], cfg["encoder_sha1"]
     C.write_json(folder / "config.json", cfg)
     (folder / "terms.txt").write_text(
         "".join(f"{'I' if icd else 'T'}\t{t}\n" for t, icd in zip(gen.terms, gen.is_icd)), encoding="utf-8")
@@ -276,10 +340,23 @@ def load_parts(folder: str | Path) -> tuple[CandidateGenerator, Reranker]:
     voc = C.read_json(folder / "vocab.json")
     vocab = {g: i for i, g in enumerate(voc["ngrams"])}
     gen = CandidateGenerator(terms, is_icd, [m[0] for m in mem], [m[1] for m in mem], vocab,
-                             np.asarray(voc["idf"], dtype=np.float32), cfg)
+                             np.asarray(voc["idf"], dtype=np.float32), cfg, load_similarity(folder, cfg))
     net = Reranker(cfg)
     net.load_state_dict(C.load_tensors(folder / "model.safetensors"))
     return gen, net
+
+
+def load_similarity(folder: Path, cfg: CdnConfig) -> EncoderSimilarity | None:
+    """The encoder a model on the shared encoder names, checked against the sha1 it was trained with."""
+    if not cfg.encoder:
+        return None
+    enc_dir = find_encoder(folder, cfg.encoder)
+    if not (enc_dir / "model.safetensors").is_file():
+        raise FileNotFoundError(f"{folder}: the shared encoder {cfg.encoder!r} it needs is not at {enc_dir}")
+    if cfg.encoder_sha1 and weights_sha1(enc_dir) != cfg.encoder_sha1:
+        raise ValueError(f"{folder}: the encoder at {enc_dir} is not the one this model was trained with "
+                         f"(sha1 {cfg.encoder_sha1[:12]}...)")
+    return EncoderSimilarity(enc_dir)
 
 
 def load_model(folder: str | Path, device: str = "cpu") -> CdnModel:
@@ -295,7 +372,8 @@ def find_icd(data_dir: str | Path, task: TaskSpec) -> Path | None:
     return hits[0] if hits else None
 
 
-def build_generator(train: Sequence[Example], icd_terms: Sequence[str], cfg: CdnConfig) -> CandidateGenerator:
+def build_generator(train: Sequence[Example], icd_terms: Sequence[str], cfg: CdnConfig,
+                    similarity: EncoderSimilarity | None = None) -> CandidateGenerator:
     icd = list(dict.fromkeys(t.strip() for t in icd_terms if t.strip()))
     icd_set = set(icd)
     extra = list(dict.fromkeys(t.strip() for e in train for t in e.terms
@@ -307,7 +385,7 @@ def build_generator(train: Sequence[Example], icd_terms: Sequence[str], cfg: Cdn
     mem_terms = [list(dict.fromkeys(tid[t.strip()] for t in e.terms if t.strip())) for e in train]
     vocab, idf = TfidfIndex.fit_vocab(terms + mem_texts, cfg.orders)
     cfg.n_terms, cfg.n_memory = len(terms), len(mem_texts)
-    return CandidateGenerator(terms, is_icd, mem_texts, mem_terms, vocab, idf, cfg)
+    return CandidateGenerator(terms, is_icd, mem_texts, mem_terms, vocab, idf, cfg, similarity)
 
 
 def training_rows(gen: CandidateGenerator, train: Sequence[Example], progress: bool):
@@ -397,14 +475,27 @@ def baselines(task: TaskSpec, gen: CandidateGenerator, dev: Sequence[Example]) -
 
 def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: int = 0,
           resume: bool = False, progress: bool = True, max_minutes: float = 30,
-          overrides: dict | None = None, tried: list[str] | None = None) -> ModelCard:
+          overrides: dict | None = None, tried: list[str] | None = None,
+          encoder: str | Path | None = None) -> ModelCard:
+    """Train the CHIP-CDN normalizer; with ``encoder`` (a pretrained encoder folder) the reranker
+    also gets the frozen encoder's similarity features (kind ``encoder-cdn-reranker``)."""
     threads, task, out_dir, t0 = C.start_training(task_name, out_dir)
     train_ex, train_path, dev_ex, dev_path = C.load_train_dev(data_dir, task)
     icd_path = find_icd(data_dir, task)
     icd_terms = [t.term for t in read_icd10(icd_path)] if icd_path else []
     cfg = CdnConfig(task=task.name, **(overrides or {}))
+    similarity, kind, enc_dir = None, KIND, None
+    if encoder is not None:
+        enc_dir = Path(encoder).expanduser()
+        if not (enc_dir / "model.safetensors").is_file():
+            raise FileNotFoundError(f"no pretrained encoder at {enc_dir} (pass --encoder FOLDER; see "
+                                    "python -m cblue_core pretrain)")
+        from .finetune import encoder_ref
+
+        cfg.encoder, cfg.encoder_sha1 = encoder_ref(enc_dir, out_dir), weights_sha1(enc_dir)
+        similarity, kind = EncoderSimilarity(enc_dir), ENCODER_KIND
     C.set_seed(seed)
-    gen = build_generator(train_ex, icd_terms, cfg)
+    gen = build_generator(train_ex, icd_terms, cfg, similarity)
     X, y, groups, gold_counts = training_rows(gen, train_ex, progress)
     net = Reranker(cfg)
     state = fit_reranker(net, X, y, cfg, out_dir, seed=seed, resume=resume, progress=progress,
@@ -413,12 +504,14 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         p = torch.sigmoid(net(torch.from_numpy(X))).numpy()
     cfg.threshold, train_f1 = choose_threshold(p, y, groups, gold_counts, cfg.max_terms)
     save(out_dir, gen, net)
-    card = ModelCard(name=out_dir.name, task=task.name, kind=KIND, labels=[],
+    card = ModelCard(name=out_dir.name, task=task.name, kind=kind, labels=[],
                      description=("CHIP-CDN normalizer: char 1-2-gram TF-IDF retrieval over the ICD-10 "
                                   f"Beijing v601 terms (top {cfg.k_terms}) plus the terms of the "
                                   f"{cfg.k_memory} most similar training texts, an MLP reranker over "
-                                  "18 retrieval/memory/overlap features, and a probability threshold "
-                                  "deciding how many terms to return (at least one)."))
+                                  f"{N_FEATS} retrieval/memory/overlap features"
+                                  + (f" and {N_ENCODER_FEATS} from the frozen shared encoder (text-term cosine "
+                                     "of mean-pooled states, its gap to the best candidate's)" if cfg.encoder else "")
+                                  + ", and a probability threshold deciding how many terms to return (at least one)."))
     dev_summary, base = {}, {}
     if dev_ex:
         # Scored as shipped: the folder keeps the idf rounded to 4 decimals, which moves F1 a little.
@@ -435,10 +528,10 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                  "train_candidate_recall": round(float(y.sum()) / max(gold_total, 1), 4)},
         "split": "official train file (memory and reranker rows, each text left out of its own "
                  "memory); official dev file for the reported score",
-        "command": C.command_line(task.name, data_dir, out_dir, seed, threads),
+        "command": C.command_line(task.name, data_dir, out_dir, seed, threads) + encoder_args(enc_dir),
         "seed": seed, "epochs": state["epoch"], "losses": [round(v, 5) for v in state["losses"]],
         "stopped_early": state["stopped_early"], "time_s": round(time.perf_counter() - t0, 1),
-        "hyperparameters": {**{k: v for k, v in asdict(cfg).items() if k != "task"},
+        "hyperparameters": {**{k: v for k, v in asdict(cfg).items() if k not in ("task", "encoder", "encoder_sha1")},
                             "orders": list(cfg.orders)},
         "threshold_train_f1": round(train_f1, 4),
         "selection": "retrieval depths and features chosen by dev-set measurement; the threshold "
@@ -450,9 +543,31 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     card.dev_metrics = dev_summary
     card.baselines = base
     card.extra = {"terms": len(gen.terms), "memory_texts": len(gen.memory_texts)}
+    if cfg.encoder:
+        from .finetune import encoder_card
+
+        card.extra["encoder"] = {"folder": cfg.encoder, "sha1": cfg.encoder_sha1, **encoder_card(enc_dir or Path())}
     if not state["stopped_early"]:         # a run cut short keeps its checkpoint for --resume
         C.Checkpoint(out_dir).clear()
     return C.finish_card(out_dir, card, readme_text(card))
+
+
+def encoder_args(enc_dir: Path | None) -> str:
+    """The train command's architecture arguments (the default encoder is not named)."""
+    if enc_dir is None:
+        return ""
+    from .finetune import DEFAULT_ENCODER
+
+    same = enc_dir.resolve() == DEFAULT_ENCODER.resolve()
+    return " --architecture encoder" + ("" if same else f" --encoder {enc_dir}")
+
+
+def train_on_encoder(task_name: str, data_dir: str | Path, out_dir: str | Path, *,
+                     encoder: str | Path | None = None, **kw) -> ModelCard:
+    """:func:`train` with the shared encoder's features (the shipped encoder by default)."""
+    from .finetune import DEFAULT_ENCODER
+
+    return train(task_name, data_dir, out_dir, encoder=encoder or DEFAULT_ENCODER, **kw)
 
 
 def trim_per_label(summary: dict, keep: int = 30) -> dict:
