@@ -72,7 +72,7 @@ MODEL_DIRS: dict[str, str] = {t: t.lower() for t in TRAINERS}
 # The trainers of the heads on the shared encoder, and what was tried there.
 ENCODER_TRAINERS: dict[str, Callable[..., ModelCard]] = {**encoder_heads.TRAINERS, **encoder_relations.TRAINERS,
                                                          "CHIP-CDN": cdn.train_on_encoder}
-ENCODER_TRIED: dict[str, list[str]] = {**encoder_heads.TRIED, **encoder_relations.TRIED}
+ENCODER_TRIED: dict[str, list[str]] = {**encoder_heads.TRIED, **encoder_relations.TRIED, **cdn.ENCODER_TRIED}
 
 ARCHITECTURES = ("scratch", "encoder")
 ENCODER_KIND_PREFIX = "encoder-"        # encoder_heads' kinds: encoder-classifier, encoder-spans...

@@ -73,7 +73,8 @@ def record_kept_over(dest: Path, kept, candidate) -> None:
     scored at least as well as (one note per kind, the latest replacing an earlier one)."""
     notes = [n for n in kept.extra.get(KEPT_OVER) or [] if isinstance(n, dict) and n.get("kind") != candidate.kind]
     summary = replaced_summary(candidate)
-    summary["time_s"] = (candidate.training or {}).get("time_s")
+    # named as it would have shipped (the training folder's name says nothing to a reader)
+    summary.update(name=dest.name, time_s=(candidate.training or {}).get("time_s"))
     kept.extra[KEPT_OVER] = sorted(notes + [summary], key=lambda n: str(n.get("kind")))
     readme_path = dest / "README.md"
     readme = None
