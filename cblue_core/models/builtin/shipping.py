@@ -120,6 +120,10 @@ def ship(candidate: str | Path, models_dir: str | Path = BUILTIN_DIR, *, folder_
         shutil.rmtree(staged)
     shutil.copytree(candidate, staged, ignore=shutil.ignore_patterns(*SKIPPED))
     readme = (staged / "README.md").read_text(encoding="utf-8") if (staged / "README.md").is_file() else None
+    if card.name != dest.name:          # named by its folder in models/, not the one it was trained in
+        if readme is not None:
+            readme = re.sub(rf"^# {re.escape(card.name)}\b", f"# {dest.name}", readme, count=1)
+        card.name = dest.name
     command = str((card.training or {}).get("command") or "")
     if command:
         shipped_command = reproducing_command(command, dest.name, beside_encoder=_names_encoder_beside(staged))

@@ -64,6 +64,13 @@ def test_a_better_model_replaces_the_shipped_one_and_says_what_it_replaced(tmp_p
     assert C.read_card(dest).extra[REPLACES]["kind"] == "ngram-classifier"
 
 
+def test_a_model_trained_in_another_folder_is_named_by_its_folder_in_models(tmp_path, shipped):
+    new = model(tmp_path / "runs" / "qic-try-3", "encoder-classifier", 0.7642)
+    assert ship(new, shipped).shipped
+    card = C.read_card(shipped / "kuake-qic")
+    assert card.name == "kuake-qic" and (shipped / "kuake-qic" / "README.md").read_text().startswith("# kuake-qic\n")
+
+
 def test_a_worse_or_equal_model_of_the_same_kind_changes_nothing(tmp_path, shipped):
     before = {p.name: p.read_bytes() for p in (shipped / "kuake-qic").iterdir() if p.is_file()}
     for i, score in enumerate((0.70, 0.7422)):
