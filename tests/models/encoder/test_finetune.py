@@ -224,6 +224,7 @@ def test_train_command(models_dir, tmp_path, capsys):
     card = common.read_card(out)
     assert f"--encoder {models_dir[0] / 'encoder'}" in card.training["command"]
     assert main(["train", "--task", "CHIP-CDN", "--data", str(DATA), "--out", str(tmp_path / "x"),
-                 "--architecture", "encoder", "--encoder", str(models_dir[0] / "encoder")]) == 2
+                 "--architecture", "scratch", "--encoder", str(models_dir[0] / "encoder")]) == 2
+    assert "--encoder is for the encoder architecture" in capsys.readouterr().err
     assert main(["train", "--task", "KUAKE-QIC", "--data", str(DATA), "--out", str(tmp_path / "y"),
                  "--architecture", "encoder", "--encoder", str(tmp_path / "none")]) == 2
