@@ -65,7 +65,14 @@ def reproducing_command(command: str, folder_name: str, *, beside_encoder: bool)
     return re.sub(r" --encoder \S+", "", command) if beside_encoder else command
 
 
-KEPT_OVER_NOTE = "**Kept over.**"
+KEPT_OVER_NOTE, REPLACES_NOTE = "**Kept over.**", "**Replaces.**"
+
+
+def with_note(readme: str, marker: str, sentence: str) -> str:
+    """``readme`` ending with the one-paragraph note ``marker sentence`` (an earlier note with
+    that marker is dropped, so re-recording never stacks notes)."""
+    readme = re.sub(rf"\n\n{re.escape(marker)}[^\n]*", "", readme)
+    return readme.rstrip() + f"\n\n{marker} {sentence}\n"
 
 
 def record_kept_over(dest: Path, kept, candidate) -> None:
@@ -79,10 +86,9 @@ def record_kept_over(dest: Path, kept, candidate) -> None:
     readme_path = dest / "README.md"
     readme = None
     if readme_path.is_file():
-        text = readme_path.read_text(encoding="utf-8")
-        text = text.split("\n\n" + KEPT_OVER_NOTE)[0].rstrip()
         lines = [f"`{n['name']}` ({n['kind']}), dev {n['headline']} {n['dev']:.4f}" for n in kept.extra[KEPT_OVER]]
-        readme = text + f"\n\n{KEPT_OVER_NOTE} This model scored higher on dev than " + "; ".join(lines) + ".\n"
+        readme = with_note(readme_path.read_text(encoding="utf-8"), KEPT_OVER_NOTE,
+                           "This model scored higher on dev than " + "; ".join(lines) + ".")
     C.finish_card(dest, kept, readme)
 
 
@@ -132,8 +138,8 @@ def ship(candidate: str | Path, models_dir: str | Path = BUILTIN_DIR, *, folder_
             readme = readme.replace(command, shipped_command)
     if readme is not None and REPLACES in card.extra:
         r = card.extra[REPLACES]
-        readme = readme.rstrip() + (f"\n\n**Replaces.** `{r['name']}` ({r['kind']}), dev {r['headline']} "
-                                    f"{r['dev']:.4f}, the model shipped before this one.\n")
+        readme = with_note(readme, REPLACES_NOTE, f"`{r['name']}` ({r['kind']}), dev {r['headline']} "
+                                                  f"{r['dev']:.4f}, the model shipped before this one.")
     C.finish_card(staged, card, readme)
     if dest.exists():
         shutil.rmtree(dest)
