@@ -27,6 +27,7 @@ class Sidebar:
     """The sidebar every page shares (kept for the session)."""
 
     DB_PATH = "db_path"
+    DB_IN_USE = "db_in_use"  # (what the field held, the file this session then opened)
     USER_NAME = "user_name"
     DEVICE = "device"
     MODEL_DIRS = "model_dirs"
