@@ -315,7 +315,10 @@ def pick_run(ws: Workspace, key: str, label: str = "Run", param: str = Param.RUN
     """A run selector that follows (and writes) the URL query parameter ``param``."""
     runs = ws.runs.all()
     if not runs:
-        st.info("No runs yet: import a predictions file on the Runs page.")
+        st.info("No runs yet. A run is a model's predictions on a stored split: on the Runs page, run a "
+                "built-in model (every CBLUE 1.0 task has one, e.g. `cmeee` on CMeEE dev) or import a "
+                "predictions file.", icon=":material/info:")
+        st.page_link("pages/runs.py", label="Make a run on the Runs page", icon=":material/flag:")
         st.stop()
     by_id = {r.run_id: r for r in runs}
     url_state.seed(key, param, url_state.int_in(by_id))
