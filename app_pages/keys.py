@@ -147,6 +147,7 @@ class Annotate:
     DRAFTS = "ann_drafts"
     CONFLICTS = "ann_conflicts"
     FLASH = "ann_flash"
+    EDITOR_NOTICES = "ann_editor_notices"   # per example: the last save's outcome, for the span editor
     GEN = "ann_gen"
     BROWSER = "ann_browser"
     DRAFT_CHECKED = "ann_draft_checked"
