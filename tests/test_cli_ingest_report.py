@@ -49,9 +49,8 @@ def test_a_folder_with_nothing_to_ingest_says_why(tmp_path, capsys):
 def test_usage_line_names_the_command_typed():
     assert program_name("/usr/local/bin/cblue-studio") == "cblue-studio"
     assert program_name("/repo/cblue_core/__main__.py") == "python -m cblue_core"
-    out = subprocess.run([sys.executable, "-c", "import sys; from cblue_core.cli import main; "
-                          "sys.argv[0] = '/venv/bin/cblue-studio'; main(['--help'])"],
-                         capture_output=True, text=True, cwd=ROOT, check=False).stdout
+    code = "import sys; from cblue_core.cli import main; sys.argv[0] = '/venv/bin/cblue-studio'; main(['--help'])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False).stdout
     assert out.startswith("usage: cblue-studio ")
 
 
