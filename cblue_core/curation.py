@@ -29,6 +29,7 @@ RULE = ("one sentence ending in 。 of 20-120 characters (queries: one line of 6
         "in the model's training data; picked greedily to cover every type (ties by a seed-0 shuffle)")
 RULE_PLAIN = ("whole sentences from the benchmark's development set that the model never saw in training, "
               "chosen to show every kind of result; the model's mistakes are shown too")
+RULE_ZH = "从基准开发集中选出的完整句子，模型训练时未见过，覆盖各类结果；模型的错误也照样显示。"
 MIN_CHARS, MAX_CHARS = 20, 120
 QUERY_MIN_CHARS, QUERY_MAX_CHARS = 6, 60
 
