@@ -57,9 +57,21 @@ def shared_workspace(path: str) -> Workspace:
 
 
 def db_path() -> str:
-    """The workspace file: the server's default, or one a visitor typed under the allowed roots
-    (:func:`cblue_core.store.roots.check_workspace_path`; raises WorkspaceError otherwise)."""
-    typed = (st.session_state.get(Sidebar.DB_PATH) or "").strip()
+    """The workspace file this session uses: the server's default, or the one typed in the
+    sidebar under the allowed roots (:func:`cblue_core.store.roots.check_workspace_path`), unless
+    :func:`workspace` had to fall back on the server's for it; raises WorkspaceError otherwise."""
+    typed = _typed_db()
+    in_use = st.session_state.get(Sidebar.DB_IN_USE)
+    if in_use is not None and in_use[0] == typed:
+        return in_use[1]
+    return _typed_db_path(typed)
+
+
+def _typed_db() -> str:
+    return (st.session_state.get(Sidebar.DB_PATH) or "").strip()
+
+
+def _typed_db_path(typed: str) -> str:
     default = str(default_db_path())
     if not typed or typed == default:
         return default
@@ -72,12 +84,13 @@ def workspace() -> Workspace:
     A cursor per thread rather than per session: Streamlit's fast reruns start the new run on a
     new thread while the interrupted one is still stopping, and a DuckDB cursor refuses a second
     call while one is running ("connection is busy"). Thread-local cursors go with their thread."""
+    typed = _typed_db()
     try:
-        path = db_path()
+        path = _typed_db_path(typed)
         base = shared_workspace(path)
     except (WorkspaceLocked, WorkspaceError) as exc:
-        st.error(md(exc))
-        st.stop()
+        path, base = _server_workspace(typed, exc)
+    st.session_state[Sidebar.DB_IN_USE] = (typed, path)
     held = getattr(_threads, "cursors", None)
     if held is None:
         held = _threads.cursors = {}
@@ -85,6 +98,24 @@ def workspace() -> Workspace:
     if mine is None or mine[0] is not base:
         mine = held[path] = (base, base.cursor())
     return mine[1]
+
+
+def _server_workspace(typed: str, problem: Exception) -> tuple[str, Workspace]:
+    """The server's own workspace when the file typed in the sidebar cannot be opened: the page
+    stays usable and the sidebar says why the typed file was not opened (a file the command line
+    holds is locked for as long as that command runs). Stops the page only when the server's own
+    workspace cannot be opened either."""
+    default = str(default_db_path())
+    if typed and typed != default:
+        st.sidebar.error(f"Not opened: {md(typed)}. {md(problem)} Showing the server's workspace instead; "
+                         f"to start the app on another file: `CBLUE_STUDIO_DB=path/to/file.duckdb "
+                         f"streamlit run app.py`.")
+        try:
+            return default, shared_workspace(default)
+        except (WorkspaceLocked, WorkspaceError) as exc:
+            problem = exc
+    st.error(md(problem))
+    st.stop()
 
 
 _MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
@@ -284,7 +315,10 @@ def pick_run(ws: Workspace, key: str, label: str = "Run", param: str = Param.RUN
     """A run selector that follows (and writes) the URL query parameter ``param``."""
     runs = ws.runs.all()
     if not runs:
-        st.info("No runs yet: import a predictions file on the Runs page.")
+        st.info("No runs yet. A run is a model's predictions on a stored split: on the Runs page, run a "
+                "built-in model (every CBLUE 1.0 task has one, e.g. `cmeee` on CMeEE dev) or import a "
+                "predictions file.", icon=":material/info:")
+        st.page_link("pages/runs.py", label="Make a run on the Runs page", icon=":material/flag:")
         st.stop()
     by_id = {r.run_id: r for r in runs}
     url_state.seed(key, param, url_state.int_in(by_id))

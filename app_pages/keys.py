@@ -27,6 +27,7 @@ class Sidebar:
     """The sidebar every page shares (kept for the session)."""
 
     DB_PATH = "db_path"
+    DB_IN_USE = "db_in_use"  # (what the field held, the file this session then opened)
     USER_NAME = "user_name"
     DEVICE = "device"
     MODEL_DIRS = "model_dirs"
@@ -146,6 +147,7 @@ class Annotate:
     DRAFTS = "ann_drafts"
     CONFLICTS = "ann_conflicts"
     FLASH = "ann_flash"
+    EDITOR_NOTICES = "ann_editor_notices"   # per example: the last save's outcome, for the span editor
     GEN = "ann_gen"
     BROWSER = "ann_browser"
     DRAFT_CHECKED = "ann_draft_checked"

@@ -29,7 +29,7 @@ from app_pages.keys import Param
 from app_pages.keys import Runs as K
 from app_pages.navigation import page_file
 from cblue_core.io.errors import FileRefused
-from cblue_core.io.writers import submission_path
+from cblue_core.io.writers import run_file_name
 from cblue_core.runs import export_run, import_run, model_run
 from cblue_core.tasks import REGISTRY
 
@@ -161,9 +161,12 @@ def render() -> None:
         st.switch_page(page_file("errors"), query_params={Param.RUN: str(chosen)})
     # The file is written when the button is clicked, not on every rerun (a 5,000-example run
     # takes about a second to export).
-    file_name = submission_path(REGISTRY[run.task], ".").name
+    file_name = run_file_name(REGISTRY[run.task], run.split)
     c2.download_button(f"Export {md_name(file_name)}", partial(exported_run, db_path(), chosen),
-                       file_name=file_name, key=K.EXPORT)
+                       file_name=file_name, key=K.EXPORT,
+                       help="The run's predictions in the task's official submission format"
+                            + ("" if run.split == "test" else f" (named for the {run.split} split; the "
+                               "leaderboard takes the test split's file)"))
     if c3.button("Delete this run", key=K.DELETE, disabled=read_only()):
         ws.runs.delete(chosen)
         st.session_state.pop(K.SELECTED, None)

@@ -90,21 +90,37 @@ def cmd_ingest(args) -> int:
         outcomes = ingest_paths(ws, args.paths, args.task, args.split, args.strict)
     except IngestInterrupted as stop:
         _print_outcomes(stop.outcomes)
-        stored = sum(1 for o in stop.outcomes if o.ok)
+        stored = sum(1 for o in stop.outcomes if o.ok and o.kind in STORED_KINDS)
         print(f"error: {stop}; {stored} file(s) stored completely before it, none of the rest stored",
               file=sys.stderr)
         return 128 + stop.signum
     finally:
         ws.close()
     failed = _print_outcomes(outcomes)
+    print(ingest_summary(outcomes))
     return 1 if failed else 0
+
+
+STORED_KINDS = ("dataset", "resource")
+
+
+def ingest_summary(outcomes) -> str:
+    """The closing line of `ingest`: what was stored, passed over and refused, in files and records."""
+    stored = [o for o in outcomes if o.ok and o.kind in STORED_KINDS]
+    records = sum(o.result.records for o in stored
+                  if o.kind == "dataset" and o.result is not None and o.result.created)
+    skipped = sum(1 for o in outcomes if o.kind == "skipped")
+    refused = sum(1 for o in outcomes if not o.ok)
+    datasets = sum(1 for o in stored if o.kind == "dataset")
+    return (f"done: {datasets:,} dataset(s) and {len(stored) - datasets:,} reference list(s) stored or already"
+            f" present ({records:,} new records), {skipped:,} file(s) skipped, {refused:,} refused")
 
 
 def _print_outcomes(outcomes) -> int:
     """Print one line per file (and its first warnings); return how many were refused."""
     failed = 0
     for o in outcomes:
-        mark = "ok     " if o.ok else "REFUSED"
+        mark = "skipped" if o.kind == "skipped" else "ok     " if o.ok else "REFUSED"
         failed += 0 if o.ok else 1
         print(f"{mark} {o.path}: {o.message}")
         if o.report is not None:
@@ -311,8 +327,15 @@ def cmd_tasks(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m cblue_core", description="CBLUE Studio command line")
+def program_name(argv0: str | None = None) -> str:
+    """How the user called us, for the usage line: ``python -m cblue_core`` runs ``__main__.py``;
+    the installed ``cblue-studio`` script runs under its own name."""
+    name = Path(sys.argv[0] if argv0 is None else argv0).name
+    return "python -m cblue_core" if name in ("__main__.py", "") or name.startswith("python") else name
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    p = _Parser(prog=prog or program_name(), description="CBLUE Studio command line")
     sub = p.add_subparsers(dest="command", required=True)
 
     v = sub.add_parser("validate", help="validate a dataset file and print its report")

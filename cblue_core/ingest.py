@@ -32,7 +32,7 @@ PR_SET_PDEATHSIG = 1            # <linux/prctl.h>
 @dataclass
 class IngestOutcome:
     path: str
-    kind: str                      # "dataset", "resource" or "skipped"
+    kind: str                      # "dataset", "resource", "skipped" (a file passed over) or "folder"
     ok: bool
     message: str
     report: ValidationReport | None = None
@@ -104,18 +104,52 @@ def ingest_file(ws: Workspace, path: str | Path, task: str | None = None, split:
     return store_prepared(ws, prepare_file(path, task, split, strict, data))
 
 
-def dataset_files(folder: Path) -> list[Path]:
-    """Files of a folder tree that look like datasets or reference lists."""
-    out = []
+@dataclass(frozen=True)
+class FolderScan:
+    """What a folder tree holds for ingest: the files taken, and every other file with the reason
+    it is passed over (so that a folder holding nothing the studio reads says why)."""
+    files: list[Path]
+    skipped: list[tuple[Path, str]]
+
+
+def skip_reason(path: Path) -> str | None:
+    """Why a file of a folder is not ingested, or None when it is a dataset or reference list."""
+    low = path.name.lower()
+    if resource_kind(path):
+        return None
+    if "readme" in low:
+        return "documentation"
+    if low.startswith("example_"):
+        return "an example file of the official distribution, not a split"
+    if "prediction" in low or ".pred." in low:
+        return "a predictions file (import it as a run: `import-run`)"
+    if any(s in low for s in SKIP_NAMES):
+        return "a derived view of another file"
+    if path.suffix.lower() not in (".json", ".jsonl", ".tsv"):
+        return f"not a dataset or reference-list file ({path.suffix or 'no extension'})"
+    if not infer_task(path):
+        return "no task recognised from its name (ingest it alone with --task)"
+    return None
+
+
+def scan_folder(folder: Path) -> FolderScan:
+    """The files of a folder tree that look like datasets or reference lists, and the others."""
+    files: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
     for p in sorted(folder.rglob("*")):
         if not p.is_file():
             continue
-        low = p.name.lower()
-        if any(s in low for s in SKIP_NAMES) or low.startswith("example_"):
-            continue
-        if resource_kind(p) or (p.suffix.lower() in (".json", ".jsonl", ".tsv") and infer_task(p)):
-            out.append(p)
-    return out
+        reason = skip_reason(p)
+        if reason is None:
+            files.append(p)
+        else:
+            skipped.append((p, reason))
+    return FolderScan(files, skipped)
+
+
+def dataset_files(folder: Path) -> list[Path]:
+    """Files of a folder tree that look like datasets or reference lists."""
+    return scan_folder(folder).files
 
 
 def ingest_paths(ws: Workspace, paths: list[str | Path], task: str | None = None,
@@ -132,10 +166,12 @@ def ingest_paths(ws: Workspace, paths: list[str | Path], task: str | None = None
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = dataset_files(p)
-            if not found:
-                outcomes.append(IngestOutcome(str(p), "skipped", False, "no dataset files found in this folder"))
-            files.extend(found)
+            scan = scan_folder(p)
+            outcomes.extend(IngestOutcome(str(f), "skipped", True, why) for f, why in scan.skipped)
+            if not scan.files:
+                outcomes.append(IngestOutcome(str(p), "folder", False, "no dataset or reference-list file in this folder"
+                                              f" ({len(scan.skipped)} file(s) passed over, listed above)"))
+            files.extend(scan.files)
         else:
             files.append(p)
     for f in files:

@@ -89,11 +89,23 @@ class TaskSpec:
     public_data: bool = True        # False where the real data are not released
     scorer: str = ""                # metric implementation in cblue_core.metrics.registry.SCORERS
     pred_codec: str = ""            # codec of submission files when their shape differs
+    # A plain-language title for people who do not know the benchmark (the clinicians' demo):
+    # Chinese first, English beside. Empty where no one has written one: ``plain_title`` then
+    # falls back to the description.
+    title_zh: str = ""
+    title_en: str = ""
 
     def __post_init__(self) -> None:
         if self.container not in CONTAINER_SHAPES:
             raise ValueError(f"task {self.name}: unknown container {self.container!r}, "
                              f"expected one of {', '.join(CONTAINER_SHAPES)}")
+
+    @property
+    def plain_title(self) -> str:
+        """'医学实体识别 · Medical entities in a sentence', or the description without a title."""
+        if self.title_zh:
+            return f"{self.title_zh} · {self.title_en}" if self.title_en else self.title_zh
+        return self.description
 
     @property
     def official_container(self) -> str:
@@ -398,45 +410,53 @@ TASKS: tuple[TaskSpec, ...] = (
     TaskSpec(
         name="CMeEE", family=Family.CBLUE1, kind=Kind.SPANS, codec="entities",
         description="Medical named entities (nested), 9 types", labels=CMEEE_TYPES,
+        title_zh="医学实体识别", title_en="Medical entities in a sentence",
         container="json", key_field="text", files=_cblue_files("CMeEE"),
         submission_file="CMeEE_test.json", metric="micro-F1 over (sentence, start, end, type)",
         scorer="spans"),
     TaskSpec(
         name="CMeIE", family=Family.CBLUE1, kind=Kind.RELATIONS, codec="spo",
         description="Medical relation (SPO) extraction, 44 predicates, 53 schemas",
+        title_zh="医学关系抽取", title_en="Medical relations between entities",
         labels=CMEIE_PREDICATES,
         container="jsonl", key_field="text", files=_cblue_files("CMeIE"),
         submission_file="CMeIE_test.jsonl", metric="micro-F1 over triples", scorer="cmeie_triples"),
     TaskSpec(
         name="CHIP-CDN", family=Family.CBLUE1, kind=Kind.NORMALIZATION, codec="terms",
         description="Diagnosis normalisation to ICD-10 Beijing v601 terms ('##'-joined)",
+        title_zh="诊断名称标准化", title_en="Diagnoses mapped to standard ICD-10 terms",
         container="json", key_field="text", files=_cblue_files("CHIP-CDN"),
         submission_file="CHIP-CDN_test.json", metric="micro-F1 over (text, term)", scorer="terms"),
     TaskSpec(
         name="CHIP-CTC", family=Family.CBLUE1, kind=Kind.CLASSIFICATION, codec="single_label",
         description="Clinical-trial eligibility criterion classification, 44 classes",
+        title_zh="临床试验筛选条件分类", title_en="Type of a clinical-trial criterion",
         labels=CTC_LABELS,
         container="json", files=_cblue_files("CHIP-CTC"), submission_file="CHIP-CTC_test.json",
         metric="macro-F1", fields={"text": "text"}, scorer="macro_f1"),
     TaskSpec(
         name="CHIP-STS", family=Family.CBLUE1, kind=Kind.PAIR, codec="pair_label",
         description="Medical question-pair similarity", labels=STS_LABELS,
+        title_zh="医学问句相似判断", title_en="Do two questions ask the same thing?",
         container="json", files=_cblue_files("CHIP-STS"), submission_file="CHIP-STS_test.json",
         metric="macro-F1", fields={"text": "text1", "text2": "text2", "extra": "category"},
         scorer="macro_f1"),
     TaskSpec(
         name="KUAKE-QIC", family=Family.CBLUE1, kind=Kind.CLASSIFICATION, codec="single_label",
         description="Search-query intent classification, 11 classes", labels=QIC_LABELS,
+        title_zh="搜索意图识别", title_en="What a health search query asks for",
         container="json", files=_cblue_files("KUAKE-QIC"), submission_file="KUAKE-QIC_test.json",
         metric="accuracy", fields={"text": "query"}, scorer="accuracy"),
     TaskSpec(
         name="KUAKE-QTR", family=Family.CBLUE1, kind=Kind.PAIR, codec="pair_label",
         description="Query-title relevance, 4 levels", labels=QTR_LABELS,
+        title_zh="搜索词与标题相关度", title_en="How well a page title answers a query",
         container="json", files=_cblue_files("KUAKE-QTR"), submission_file="KUAKE-QTR_test.json",
         metric="accuracy", fields={"text": "query", "text2": "title"}, scorer="accuracy"),
     TaskSpec(
         name="KUAKE-QQR", family=Family.CBLUE1, kind=Kind.PAIR, codec="pair_label",
         description="Query-query relevance, 3 classes", labels=QQR_LABELS,
+        title_zh="搜索词关系判断", title_en="How two health search queries relate",
         container="json", files=_cblue_files("KUAKE-QQR"), submission_file="KUAKE-QQR_test.json",
         metric="accuracy", fields={"text": "query1", "text2": "query2"}, scorer="accuracy"),
     # ---- CBLUE 2.0 -------------------------------------------------------------------------

@@ -2,12 +2,20 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Errors that tests provoke are logged in a temporary folder, never in the project's
+    ``workspace/cblue_studio.log``, where a user would later read failures that came from tests.
+    Set in the environment so that the apps and commands the tests start inherit it."""
+    os.environ["CBLUE_STUDIO_LOG"] = str(Path(tempfile.mkdtemp(prefix="cblue-tests-")) / "cblue_studio.log")
 
 
 def shared_root() -> Path | None:

@@ -1,7 +1,7 @@
 """The demo's curated cases follow the written rule, never the model's answers."""
 from __future__ import annotations
 
-from cblue_core.curation import curated_indices, eligible
+from cblue_core.curation import curated_cases, curated_indices, debris, eligible
 from cblue_core.records import Example, Span, Triple
 
 
@@ -51,3 +51,31 @@ def test_query_tasks_use_the_query_rule():
                sent(2, "感冒发烧吃什么药好得快", label="治疗方案")]
     assert curated_indices(queries) == []                               # no sentence ends in 。
     assert set(curated_indices(queries, queries=True)) == {0, 2}        # "头痛" is too short
+
+
+def test_scraped_debris_is_never_a_case():
+    """What CMeIE's web-scraped texts carry (seen in its dev file), each refused with its reason."""
+    tail = "患者因反复咳嗽伴发热三天入院。"
+    cases = {
+        "口咽癌@### 定义 口咽癌绝大多数是鳞状细胞癌出现在口咽部。": "Markdown or table syntax",
+        "膀胱癌@[ 肾细胞癌 ](/topics/zh-cn/261) 病因和症状相似。": "Markdown or table syntax",
+        "并发症 ---|--- 查看全部" + tail: "Markdown or table syntax",
+        "豆腐盒□□" + tail: "box or replacement character",
+        "坏字符\ufffd" + tail: "box or replacement character",
+        "私用\ue313字符" + tail: "control or private-use character",
+        "@ 由于腮腺炎病毒对腺体组织和神经组织的亲和性而出现并发症。": "starts with the symbol",
+        "\ufeff唐氏综合征又称21三体综合征，是最早被确定的染色体病。": "starts with the symbol",
+    }
+    for text, reason in cases.items():
+        assert reason in (debris(text) or ""), text
+        assert not eligible(sent(0, text))
+    assert debris("（四）心理和社会因素如幼儿时期的不良遭遇等。") is None        # an opening bracket is prose
+    assert debris("脑炎@诊查应包括血液培养、神经影像学检查和脑脊液分析。") is None  # CMeIE's title@text
+
+
+def test_each_case_says_why_it_was_kept():
+    examples = [sent(0, LONG, ["dis", "sym"]), sent(1, LONG, ["dis"])]
+    first, second = curated_cases(examples, k=2)
+    assert (first.index, second.index) == (0, 1)
+    assert "unseen in training" in first.reason and "adds dis, sym" in first.reason
+    assert "adds nothing new" in second.reason

@@ -50,6 +50,9 @@ def reason() -> str:
     return st.session_state.get(K.REASON, "") or ""
 
 
+NOT_SAVED = "未保存 / not saved: see the message above"
+
+
 def do_save(dataset_id: int, idx: int, *, ann: Annotation | None = None, base: int | None = None) -> bool:
     """Save the example's draft (or ``ann`` on ``base``); outcome as a message. Runs before the
     reason widget is drawn (callbacks, editor actions), so it may clear the reason."""
@@ -65,15 +68,18 @@ def do_save(dataset_id: int, idx: int, *, ann: Annotation | None = None, base: i
     except EditConflict as exc:
         S.conflicts()[doc] = exc
         S.flash("error", f"Not saved: {exc}")
+        S.editor_notice(doc, NOT_SAVED, is_error=True)
         return False
     except Exception as exc:  # noqa: BLE001 - ValueError: an invalid edit; the others are logged
         S.flash("error", f"Not saved: {failure('Saving an annotation', exc)}")
+        S.editor_notice(doc, NOT_SAVED, is_error=True)
         return False
     S.conflicts().pop(doc, None)
     S.forget_draft(dataset_id, idx)
     S.load_draft(ws, dataset_id, idx, force=True)
     st.session_state[K.REASON] = ""
     S.flash("success", f"Saved example {idx} as event #{ev.event_id} (revision {ev.revision}) by {ev.author}.")
+    S.editor_notice(doc, f"已保存 / saved: event #{ev.event_id}, revision {ev.revision}")
     return True
 
 

@@ -23,7 +23,8 @@ SHORTCUTS = ("Ctrl+S saves (with the reason below), Ctrl+Z undoes, Alt+→ / Alt
 
 def _span_editor(ctx: Context, ex: Example, marks: list, types: list[str], doc: str) -> None:
     span_editor(ex.text, marks, types, key=K.EDITOR, big=st.session_state.get(K.BIG, False), doc=doc,
-                browser=S.browser_id(), readonly=ctx.read_only)
+                browser=S.browser_id(), readonly=ctx.read_only, offsets=ctx.info.offset_convention or "exclusive",
+                notice=S.editor_notice(doc))
 
 
 def edit_spans(ctx: Context, ex: Example, d: S.Draft, doc: str) -> None:

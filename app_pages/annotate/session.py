@@ -57,6 +57,16 @@ def flash(kind: str, message: str) -> None:
     st.session_state.setdefault(K.FLASH, []).append((kind, message))
 
 
+def editor_notice(doc: str, message: str | None = None, is_error: bool = False) -> tuple[str, bool] | None:
+    """The span editor's notice for an example: set it (``message``) or read it. The editor's
+    own status line said "save requested" until something else happened; the page tells it how
+    the save ended."""
+    notices = st.session_state.setdefault(K.EDITOR_NOTICES, {})
+    if message is not None:
+        notices[doc] = (message, is_error)
+    return notices.get(doc)
+
+
 def take_flashes() -> list[tuple[str, str]]:
     return st.session_state.pop(K.FLASH, [])
 

@@ -8,6 +8,7 @@ import streamlit as st
 from app_pages import url_state
 from app_pages.charts import bar_figure, grid, histogram_figure
 from app_pages.common import counted, db_path, md, selected, shared_workspace, user_name
+from app_pages.distribution_chart import distribution_figure
 from app_pages.html_view import show_html
 from app_pages.keys import Datasets as K
 from app_pages.keys import Param
@@ -26,11 +27,13 @@ def render(ws: Workspace, datasets: list[DatasetInfo]) -> None:
     st.caption(f"{md(task.description)}. Leaderboard metric: {md(task.metric)}. File: {md(info.name)}; "
                f"offsets: {md(info.offset_convention)}.")
     stats = split_stats(db_path(), info.dataset_id, info.sha256)
-    m = st.columns(4)
+    nested = "nesting_depth" in stats.used_counts
+    m = st.columns(4 if nested else 3)
     m[0].metric("Examples", f"{stats.examples:,}")
     m[1].metric("Annotations", f"{stats.annotations:,}")
     m[2].metric("Mean length", f"{(sum(stats.text_lengths) / max(len(stats.text_lengths), 1)):.0f} chars")
-    m[3].metric("Max nesting depth", max(stats.nesting_depths or {0: 0}))
+    if nested:
+        m[3].metric("Max nesting depth", max(stats.nesting_depths))
     # Drawn only while open: closed, a fresh page neither builds the figures nor loads Plotly's
     # code in the browser.
     charts = st.expander("Summary charts", expanded=False, key=K.CHARTS, on_change="rerun")
@@ -68,13 +71,13 @@ def summary_figures(stats: DatasetStats, task: TaskSpec) -> list[go.Figure]:
                                   title="Labels / types", x_title="label or type", y_title="count", sort=True))
     figures.append(histogram_figure(stats.text_lengths, title="Text length", x_title="characters"))
     if stats.span_lengths:
-        figures.append(bar_figure(dict(sorted(stats.nesting_depths.items())), title="Nesting depth per example",
-                                  x_title="depth (levels)", y_title="examples", horizontal=False))
-        figures.append(bar_figure(dict(sorted(stats.span_lengths.items())), title="Entity length",
-                                  x_title="characters", y_title="entities", horizontal=False))
+        figures.append(distribution_figure(stats.nesting_depths, title="Nesting depth per example",
+                                           x_title="depth (levels)", y_title="examples"))
+        figures.append(distribution_figure(stats.span_lengths, title="Entity length",
+                                           x_title="length (characters)", y_title="entities"))
     if any(k for k in stats.triples_per_example):
-        figures.append(bar_figure(dict(sorted(stats.triples_per_example.items())), title="Triples per example",
-                                  x_title="triples", y_title="examples", horizontal=False))
+        figures.append(distribution_figure(stats.triples_per_example, title="Triples per example",
+                                           x_title="triples", y_title="examples"))
     if stats.sub_tasks:
         figures.append(bar_figure(stats.sub_tasks, title="Examples per sub-task", x_title="sub-task",
                                   y_title="examples", sort=True))
@@ -110,9 +113,10 @@ def _matching(ws: Workspace, info: DatasetInfo, task: TaskSpec, stats: DatasetSt
         result = ws.datasets.query(info.dataset_id, **filters, **window)
     pages = max(1, -(-result.total // PAGE_SIZE))
     st.caption(f"{counted(result.total, 'matching example')} · page {min(page_no, pages):d} of {pages:d}")
-    table = result.rows[["idx", "text", "text2", "label", "n_spans", "n_triples", "nesting_depth",
-                         "text_length"]].copy()
+    table = result.rows[["idx", "text", "text2", "label", *stats.used_counts, "text_length"]].copy()
     table = table.loc[:, [c for c in table.columns if table[c].astype(str).str.len().sum() > 0 or c == "idx"]]
+    if "label" in table and task.labels and not task.kind.label_is_input:
+        table["label"] = table["label"].map(lambda code: _label_text(task, code))
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                          key=K.TABLE, column_config={"text": st.column_config.TextColumn(width="large")})
     st.number_input("Page", min_value=1, max_value=pages, step=1, key=K.PAGE)
@@ -120,6 +124,14 @@ def _matching(ws: Workspace, info: DatasetInfo, task: TaskSpec, stats: DatasetSt
     if rows and rows != st.session_state.get(K.LAST_SELECTION):
         st.session_state[K.EXAMPLE] = int(table.iloc[rows[0]]["idx"])
     st.session_state[K.LAST_SELECTION] = rows
+
+
+def _label_text(task: TaskSpec, code) -> str:
+    """A label with its meaning (KUAKE-QQR's 2 is 完全一致 / same meaning); a code the task does not
+    define (QQR's NA) says so."""
+    if code is None or code == "":
+        return ""
+    return task.display_label(code) if task.label(code) else f"{code} (not a {task.name} label)"
 
 
 def _step(delta: int, records: int) -> None:

@@ -10,18 +10,28 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages import url_state
 from app_pages.common import available_models, demo_mode, md, workspace
+from app_pages.html_view import show_html
 from app_pages.keys import Live as K
 from app_pages.keys import Param
 from app_pages.live_page import inputs, output
+from cblue_core.render.example import input_html
 from cblue_core.tasks import get_task
+
+
+def _follow_demo_switch() -> None:
+    if st.session_state.get(K.DEMO):
+        st.query_params[Param.DEMO] = "1"
+    else:
+        st.query_params.pop(Param.DEMO, None)
 
 
 def render() -> None:
     ws = workspace()
-    demo = st.toggle("Demo mode for clinicians / 演示模式", key=K.DEMO, value=demo_mode())
-    url_state.show({Param.DEMO: int(demo)})
+    # The switch writes the URL in a callback, before the app draws its sidebar and navigation,
+    # so that the demo is the same surface whether it was entered by ?demo=1 or by the switch.
+    demo = st.toggle("Demo mode for clinicians / 演示模式", key=K.DEMO, value=demo_mode(),
+                     on_change=_follow_demo_switch)
     if demo:
         st.markdown("<div style='font-size:1.8rem;font-weight:600'>医学文本智能分析演示</div>"
                     "<div style='font-size:1.1rem;color:#555'>Clinical text analysis demo</div>",
@@ -42,7 +52,15 @@ def render() -> None:
     info = inputs.pick_model(models, demo)
     task = get_task(info.task)
     example, gold = inputs.pick_input(ws, task, info, demo)
+    inputs.training_note(info, example, demo)
     allowed = inputs.confirm_identifiers(example)
     typed = (example.text + (example.text2 or "")).strip()
+    # The text before any result (a kind's renderer would say "no entities" of a text nothing has
+    # read yet); the result replaces it, so the text is not drawn three times.
+    preview = st.empty()
+    if gold is not None:
+        with preview.container():
+            show_html(input_html(example, big=demo))
     if st.button("分析 / Predict", type="primary", key=K.RUN, disabled=not typed or not allowed):
+        preview.empty()
         output.predict_and_show(info, task, example, gold, demo)

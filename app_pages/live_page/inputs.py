@@ -2,19 +2,19 @@
 and the patient-identifier check."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from app_pages import url_state
 from app_pages.common import db_path, md
-from app_pages.html_view import show_html
 from app_pages.keys import Live as K
 from app_pages.keys import Param
-from cblue_core.curation import RULE, curated_indices
+from cblue_core.curation import RULE, RULE_PLAIN, RULE_ZH, CuratedCase, curated_cases
 from cblue_core.models.base import model_input
-from cblue_core.models.provenance import overlapping, read_training_records
+from cblue_core.models.provenance import RECORDS_FILE, fingerprint, overlapping, read_training_records
 from cblue_core.privacy import find_identifiers
 from cblue_core.records import Example
-from cblue_core.render.example import example_html
 from cblue_core.tasks import REGISTRY, Kind, TaskSpec, get_task
 
 # CMeEE first: the demo opens on nested entities, the benchmark's headline task.
@@ -31,25 +31,57 @@ def pick_model(models, demo: bool):
     url_state.seed(K.TASK, Param.TASK, url_state.one_of(tasks))
     c1, c2 = st.columns(2)
     task_name = c1.selectbox("任务 / Task", tasks, key=K.TASK,
-                             format_func=lambda t: f"{REGISTRY[t].description} · {t}")
+                             format_func=lambda t: f"{REGISTRY[t].plain_title} · {t}")
     url_state.show({Param.TASK: task_name})
     task_models = {m.name: m for m in models if m.task == task_name}
-    shown = (lambda n: n) if demo else (lambda n: f"{n} ({task_models[n].source})")
+    shown = (lambda n: model_title(task_models[n])) if demo else (lambda n: f"{n} ({task_models[n].source})")
     name = c2.selectbox("模型 / Model", list(task_models), key=K.MODEL, format_func=shown)
     return task_models[name]
 
 
+def model_title(info) -> str:
+    """A model as a clinician can read it: whose it is, in Chinese first, then its name."""
+    who = "内置模型 · built-in model" if info.source == "built-in" else "本地模型 · local model"
+    return f"{who} ({info.name})"
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
-def curated_cases(path: str, dataset_id: int, sha256: str, model_folder: str, task_name: str) -> list[int]:
+def curated(path: str, dataset_id: int, sha256: str, model_folder: str, task_name: str) -> list[CuratedCase]:
     """The rule's cases of one dev file for one model (keyed by the file's content hash: the
     same file gives the same cases in any workspace)."""
     from app_pages.common import shared_workspace
 
     examples = shared_workspace(path).cursor().datasets.examples(dataset_id)
-    records = read_training_records(model_folder)
+    records = training_records(model_folder)
     seen = {examples[i].index for i in overlapping(examples, records)} if records else set()
     queries = get_task(task_name).kind in (Kind.CLASSIFICATION, Kind.PAIR)
-    return curated_indices(examples, exclude=seen, queries=queries)
+    return curated_cases(examples, exclude=seen, queries=queries)
+
+
+def training_records(model_folder: str) -> frozenset[str] | None:
+    """The fingerprints of the records a model folder declares it was trained on (read once per
+    process and version of the file; shared, read-only)."""
+    path = Path(model_folder) / RECORDS_FILE
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _training_records(model_folder, stat.st_mtime_ns, stat.st_size)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _training_records(model_folder: str, _mtime_ns: int, _size: int) -> frozenset[str] | None:
+    return read_training_records(model_folder)
+
+
+def training_note(info, example: Example, demo: bool) -> None:
+    """Say so when the text is one the model learnt from: its prediction there shows memory,
+    not skill (a typed text is checked too, a clinician may paste a textbook sentence)."""
+    records = training_records(str(info.path))
+    if not records or not (example.text or "").strip() or fingerprint(example) not in records:
+        return
+    st.info("模型训练时见过这段文本，结果不能说明它对新文本的表现。 The model was trained on this text: its "
+            "answer here says little about new text.", icon=":material/school:")
 
 
 def pick_input(ws, task: TaskSpec, info, demo: bool) -> tuple[Example, Example | None]:
@@ -64,15 +96,17 @@ def pick_input(ws, task: TaskSpec, info, demo: bool) -> tuple[Example, Example |
         return Example(key="live", index=0, text=text, text2=text2), None
     assert dev is not None
     if demo:
-        idxs = curated_cases(db_path(), dev.dataset_id, dev.sha256, str(info.path), task.name)
-        if not idxs:
-            st.info("No case of this split fits the demo's rule.")
+        cases = {c.index: c for c in curated(db_path(), dev.dataset_id, dev.sha256, str(info.path), task.name)}
+        if not cases:
+            st.info("这个任务暂无精选病例。 No curated case for this task.")
             st.stop()
-        st.caption(f"精选病例 chosen by rule: {md(RULE)}")
-        texts = ws.datasets.texts(dev.dataset_id, idxs[:2000])
-        heads = {i: texts.get(i, "")[:60] for i in idxs[:2000]}
-        idx = st.selectbox("病例 / Example", list(heads), key=K.EXAMPLE,
-                           format_func=lambda i: f"{i}: {heads[i]}")
+        texts = ws.datasets.texts(dev.dataset_id, list(cases))
+        numbers = {i: n for n, i in enumerate(cases, start=1)}
+        idx = st.selectbox("病例 / Case", list(cases), key=K.EXAMPLE,
+                           format_func=lambda i: f"{numbers[i]}. {texts.get(i, '')[:60]}")
+        st.caption(f"精选病例：{md(RULE_ZH)} Curated cases: {md(RULE_PLAIN)}.")
+        with st.expander("如何挑选 · How this case was chosen"):
+            st.caption(f"{md(cases[idx].reason)}. The rule: {md(RULE)}.")
     else:
         # A record number, not a list of every example: a selectbox of the 5,000 CMeEE dev texts
         # sent 630 KB to the browser on every rerun. The example is shown below.
@@ -80,10 +114,7 @@ def pick_input(ws, task: TaskSpec, info, demo: bool) -> tuple[Example, Example |
                               key=K.EXAMPLE, help="The record number in the dev split (0-based), "
                                                        "as on the Datasets page")
     gold = ws.datasets.example(dev.dataset_id, int(idx))
-    example = model_input(task, gold)
-    if not demo:
-        show_html(example_html(example, task))
-    return example, gold
+    return model_input(task, gold), gold
 
 
 def confirm_identifiers(example: Example) -> bool:

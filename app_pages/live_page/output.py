@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from annotated_text import annotated_text
 
 from app_pages.common import device_choice, load_model, md, model_failure
 from app_pages.html_view import show_html
 from cblue_core.analysis.judge import judge
 from cblue_core.records import Example
 from cblue_core.render.example import comparison_html, example_html
-from cblue_core.render.palette import color_for
-from cblue_core.render.spans import valid_spans
 from cblue_core.tasks import TaskSpec
 
 
@@ -30,8 +27,6 @@ def predict_and_show(info, task: TaskSpec, example: Example, gold: Example | Non
         cols[0].metric("Latency / 耗时", f"{timing.seconds * 1000:.0f} ms")
         cols[1].metric("Device / 设备", timing.device)
         cols[2].metric("Model load / 加载", f"{load_s:.2f} s", help="once per process; then cached")
-    if demo and pred.spans:
-        flat_line(pred, task)
     verdict = judge(task, gold, pred) if gold is not None else None
     if verdict is not None and verdict.correct is not None:
         if verdict.correct:
@@ -48,33 +43,6 @@ def predict_and_show(info, task: TaskSpec, example: Example, gold: Example | Non
         details(pred, task)
 
 
-def flat_line(pred: Example, task: TaskSpec) -> None:
-    """The outermost entities on one line (st-annotated-text cannot nest: the full nested view
-    follows), Chinese type names first; text escaped, colours from the fixed palette."""
-    parts: list[str | tuple[str, str, str]] = []
-    pos = 0
-    text = pred.text
-    drawable, _ = valid_spans(text, pred.spans)
-    for span in _outermost(drawable):
-        parts.append(md(text[pos:span.start]))
-        label = task.label(span.type)
-        name = f"{label.zh} {label.en}" if label and label.en and label.zh != label.en else span.type
-        parts.append((md(text[span.start:span.end]), md(name), color_for(span.type, task.labels).bg))
-        pos = span.end
-    parts.append(md(text[pos:]))
-    annotated_text(*parts)
-
-
-def _outermost(spans):
-    ordered = sorted(spans, key=lambda s: (s.start, -(s.end - s.start)))
-    out, end = [], -1
-    for s in ordered:
-        if s.start >= end:
-            out.append(s)
-            end = s.end
-    return out
-
-
 def probabilities(pred: Example, task: TaskSpec) -> None:
     probs = pred.meta.get("probabilities") if pred.meta else None
     if probs:
@@ -85,10 +53,9 @@ def probabilities(pred: Example, task: TaskSpec) -> None:
 
 def details(pred: Example, task: TaskSpec) -> None:
     scores = pred.meta.get("triple_scores") if pred.meta else None
-    if scores:
-        st.dataframe(pd.DataFrame([{"subject": t.subject, "predicate": task.display_label(t.predicate),
-                                    "object": t.object, "score": sc} for t, sc in zip(pred.triples, scores)]),
-                     hide_index=True)
+    if scores:     # the triples themselves are in the table above, numbered as here
+        st.caption("Model scores of the predicted triples: " + " · ".join(
+            f"#{n:d} {float(sc):.2f}" for n, sc in enumerate(scores, start=1)))
     if pred.meta.get("generation"):
         with st.expander("Raw generation"):
             st.text(pred.meta["generation"])

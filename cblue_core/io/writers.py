@@ -123,6 +123,30 @@ def submission_path(task: TaskSpec, out_dir: str | Path) -> Path:
     return Path(out_dir) / task.submission_file
 
 
+def run_file_name(task: TaskSpec, split: str) -> str:
+    """The file name a run's predictions are offered under: the official submission name for a
+    run on the test split (the leaderboard's checker requires it), and otherwise one that names
+    the split, so that a dev run's file is neither taken for a test submission nor for gold.
+
+    >>> from cblue_core.tasks import get_task
+    >>> run_file_name(get_task("CMeIE"), "test"), run_file_name(get_task("CMeIE"), "dev")
+    ('CMeIE_test.jsonl', 'CMeIE_dev_predictions.jsonl')
+    >>> run_file_name(get_task("PromptCBLUE"), "dev"), run_file_name(get_task("CliMedBench"), "dev")
+    ('dev_predictions.json', 'CliMedBench_dev_predictions.jsonl')
+    """
+    official = Path(task.submission_file)
+    if split == "test":
+        return official.name
+    stem = official.stem
+    if "test" in stem:
+        stem = stem.replace("test", split if "predictions" in stem else f"{split}_predictions")
+    elif "predictions" in stem:
+        stem = stem.replace("predictions", f"{split}_predictions")
+    else:
+        stem = f"{stem}_{split}_predictions"
+    return stem + official.suffix
+
+
 def write_submission(task: TaskSpec, examples: list[Example], out_dir: str | Path,
                      convention: str = INCLUSIVE, *, inputs: Sequence[Example] | None = None,
                      line_ending: str | None = None) -> Path:

@@ -30,7 +30,9 @@ _CSS = """
 background:#fff;padding:.6em .8em;border:1px solid #d0d7de;border-radius:.4em;
 overflow-wrap:anywhere;text-align:left}
 .cbr *{box-sizing:border-box}
-.cbr.cbr-big{font-size:26px}
+.cbr.cbr-big{font-size:26px;container-type:inline-size}
+@media (max-width:640px){.cbr.cbr-big{font-size:19px}.cbr.cbr-big .cbr-tab{font-size:.7em}}
+.cbr.cbr-big .cbr-rl{font-size:min(1em,calc(100cqw / 27))}
 .cbr .cbr-sec{margin:.35em 0}
 .cbr .cbr-h{font-size:.78em;font-weight:600;color:#57606a;margin:.5em 0 .15em;letter-spacing:.02em}
 .cbr .cbr-text{white-space:pre-wrap;line-height:1.7;margin:.2em 0}

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from ..records import Example, Span
 from ..tasks import Kind, TaskSpec
 from . import kinds
-from .base import RenderContext, document, esc
+from .base import RenderContext, document, esc, section, text_block
 from .relations import relation_marks, render_relations
 
 Renderer = Callable[[Example, TaskSpec, RenderContext], str]
@@ -76,3 +76,13 @@ def comparison_html(gold: Example, pred: Example, task: TaskSpec, *,
             Kind.PROMPT, Kind.GENERATION, Kind.MULTIPLE_CHOICE):
         out.append('<div class="cbr-note">输出与参考不同 / output differs from the reference</div>')
     return document("".join(out), big=big)
+
+
+def input_html(example: Example, *, big: bool = False) -> str:
+    """What a model is about to read (the text, and the second text of a pair), and nothing
+    else: before a prediction there is no result to draw, and a kind's renderer would say "no
+    entities" of a text nothing has looked at yet."""
+    body = section("待分析文本", "text to analyse", text_block(example.text))
+    if example.text2:
+        body += section("第二段文本", "second text", text_block(example.text2))
+    return document(body, big=big)

@@ -17,6 +17,12 @@ class DatasetStats:
     triples_per_example: dict[int, int]          # count -> number of examples
     span_lengths: dict[int, int] = field(default_factory=dict)
     sub_tasks: dict[str, int] = field(default_factory=dict)  # PromptCBLUE task / CliMedBench scenario
+    # The count columns that are not 0 for every example of the split: a CHIP-CDN split has
+    # terms but no spans, and a column of zeros tells its reader nothing.
+    used_counts: tuple[str, ...] = ()
+
+
+COUNT_COLUMNS = ("n_spans", "n_triples", "n_terms", "n_events", "n_turns", "nesting_depth")
 
 
 def _pairs(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[Any, int]:
@@ -35,6 +41,9 @@ def compute_stats(con: duckdb.DuckDBPyConnection, dataset_id: int) -> DatasetSta
     ):
         for k, v in _pairs(con, sql, p).items():
             labels[k] = labels.get(k, 0) + v
+    maxima = con.execute(f"SELECT {', '.join(f'max({c})' for c in COUNT_COLUMNS)} FROM examples"
+                         " WHERE dataset_id=?", p).fetchone() or ()
+    used = tuple(c for c, m in zip(COUNT_COLUMNS, maxima) if m)
     lengths = [r[0] for r in con.execute(
         "SELECT text_length FROM examples WHERE dataset_id=? ORDER BY idx", p).fetchall()]
     return DatasetStats(
@@ -45,5 +54,6 @@ def compute_stats(con: duckdb.DuckDBPyConnection, dataset_id: int) -> DatasetSta
         nesting_depths=_pairs(con, "SELECT nesting_depth, count(*) FROM examples WHERE dataset_id=? GROUP BY 1 ORDER BY 1", p),
         triples_per_example=_pairs(con, "SELECT n_triples, count(*) FROM examples WHERE dataset_id=? GROUP BY 1 ORDER BY 1", p),
         span_lengths=_pairs(con, "SELECT end_pos-start_pos, count(*) FROM gold_spans WHERE dataset_id=? AND version=0 GROUP BY 1 ORDER BY 1", p),
+        used_counts=used,
         sub_tasks=_pairs(con, "SELECT sub_task, count(*) FROM examples WHERE dataset_id=? AND sub_task IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1", p),
     )

@@ -49,6 +49,8 @@ from typing import Any, Final, Self
 import duckdb
 import pyarrow as pa
 
+from .sql_hints import with_hint
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_NODES",
@@ -129,7 +131,7 @@ def _one_line(exc: BaseException) -> str:
     """
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     first = lines[0] if lines else type(exc).__name__
-    return _QUOTED_PATH.sub(r"\1<path>\1", first)
+    return with_hint(_QUOTED_PATH.sub(r"\1<path>\1", first))
 
 
 # --------------------------------------------------------------------------------- columns

@@ -100,7 +100,7 @@ def test_runs_page_shows_names_inert(open_page, hostile_db):
     texts = markdown_texts(at)
     assert_inert(texts)
     assert any(r"\!\[f\]\(h" + ZW + r"ttp\:\/\/attacker\.invalid\/f\.png\)\.json" in t for t in texts), texts  # Made with: file
-    assert any(b.label == "Export CMeEE_test.json" for b in at.get("download_button"))
+    assert any(b.label == "Export CMeEE_dev_predictions.json" for b in at.get("download_button"))
     # the table is plain text: the name as typed
     assert RUN_NAME in set(at.dataframe[0].value["name"])
 

@@ -68,9 +68,11 @@ def test_predicts_typed_text(live):
 def test_dataset_example_shows_gold_beside_prediction(live):
     at = choose_tiny(live())
     at.radio(key="live_source").set_value(DATASET).run()
+    assert "待分析文本" in html_of(at) and "无实体" not in html_of(at)   # the text, no result yet
     at.button(key="live_run").click().run()
     assert not at.exception and not at.error
-    assert html_of(at).count("cbr") > 0 and len(at.get("html")) >= 2
+    body = html_of(at)                            # the result replaces the text: drawn once
+    assert len(at.get("html")) == 1 and "标准答案 / Gold" in body and "待分析文本" not in body
 
 
 def test_demo_mode_notice_and_no_json(live):
@@ -115,10 +117,11 @@ def test_builtin_relation_model_shows_triples_with_scores(live):
     assert not at.exception and not at.error
     body = html_of(at)                            # the text is cut into marked mentions
     assert "肺炎" in body and "发热" in body and "常见" in body
-    frame = at.dataframe[0].value                 # one row per predicted triple, with its score
-    assert list(frame.columns) == ["subject", "predicate", "object", "score"]
-    assert len(frame) and ((frame.score > 0) & (frame.score <= 1)).all()
-    assert "发热" in set(frame.object) and set(frame.subject) == {"肺炎"}
+    assert not at.dataframe                       # the triples once: in the rendered table
+    assert body.count("<table class=\"cbr-tab cbr-rl-tab\">") == 1
+    scores, = [c.value for c in at.caption if c.value.startswith("Model scores of the predicted triples")]
+    numbers = [float(part.split()[1]) for part in scores.split(": ", 1)[1].split(" · ")]
+    assert numbers and all(0 < n <= 1 for n in numbers)
 
 
 def test_demo_is_a_clean_surface(live):
@@ -150,9 +153,47 @@ def test_demo_curated_cases_follow_the_rule_and_marks_show(live, workspace_file)
     records = read_training_records(Path(APP).parent / "models" / "cmeee")
     seen = {examples[i].index for i in overlapping(examples, records or frozenset())}
     expected = curated_indices(examples, exclude=seen)
-    assert [int(o.split(":")[0]) for o in options] == expected and expected
+    texts = ws.datasets.texts(dev.dataset_id, expected)
+    assert options == [f"{n}. {texts[i][:60]}" for n, i in enumerate(expected, start=1)] and expected
+    assert "无实体" not in html_of(at)                           # no result before a prediction
+    assert "待分析文本" in html_of(at)
     at.button(key="live_run").click().run()
     assert not at.exception
     verdicts = [m.value for m in at.success] + [m.value for m in at.warning if "gold" in m.value]
     assert any("matches the gold" in v or "differs from the gold" in v for v in verdicts)
     assert "cbr-m-" in html_of(at)                               # right and wrong marked on spans
+
+
+def test_demo_switch_gives_the_same_surface_as_the_url(live):
+    at = live()
+    assert at.text_input(key="db_path")                          # the developer sidebar
+    at.toggle(key="live_demo").set_value(True).run()
+    assert not at.exception and at.query_params["demo"] in ("1", ["1"])
+    assert not [w for w in at.text_input if w.key in ("db_path", "model_dirs", "user_name")]
+    assert not at.sidebar.get("page_link")                      # no navigation either
+    at.toggle(key="live_demo").set_value(False).run()
+    assert "demo" not in at.query_params and at.text_input(key="db_path")
+
+
+def test_demo_names_read_as_a_product(live):
+    at = live({"demo": "1"})
+    task = at.selectbox(key="live_task")
+    assert task.format_func("CMeEE") == "医学实体识别 · Medical entities in a sentence · CMeEE"
+    model = at.selectbox(key="live_model")
+    assert model.format_func(model.value) == "内置模型 · built-in model (cmeee)"
+    at.radio(key="live_source").set_value(CURATED).run()
+    captions = " ".join(c.value for c in at.caption)
+    assert "seed-0" not in captions and "模型训练时未见过" in captions
+
+
+def test_text_in_the_models_training_records_is_marked(live, model_dir):
+    from cblue_core.models.provenance import write_training_records
+    from cblue_core.records import Example
+
+    write_training_records(model_dir / "tiny-qic", [Example(key="t", index=0, text="头痛怎么办")],
+                           sources=["a test record"])
+    at = choose_tiny(live())
+    at.text_area(key="live_text").input("头痛怎么办").run()
+    assert [i for i in at.info if "trained on this text" in i.value]
+    at.text_area(key="live_text").input("感冒发烧吃什么药").run()
+    assert not [i for i in at.info if "trained on this text" in i.value]

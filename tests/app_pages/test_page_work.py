@@ -51,7 +51,7 @@ def test_runs_page_exports_only_on_download(db, page, monkeypatch):
     at = page("pages/runs.py")
     at.selectbox(key="runs_selected").set_value(db["b"]).run()
     assert not at.exception and exports["n"] == 0           # two renders, nothing written
-    assert [b.label for b in at.get("download_button")] == ["Export CMeEE_test.json"]
+    assert [b.label for b in at.get("download_button")] == ["Export CMeEE_dev_predictions.json"]
     data = runs_page.exported_run(str(db["path"]), db["b"])  # what the click downloads
     assert exports["n"] == 1
     with tempfile.TemporaryDirectory() as tmp:                 # the app's connection holds the file

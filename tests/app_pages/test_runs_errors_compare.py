@@ -55,7 +55,7 @@ def test_runs_page_lists_runs_with_intervals(open_page, runs_db):
     assert set(table["name"]) == {"model A", "model B"}
     row = table[table["name"] == "model A"].iloc[0]
     assert row["metric"] == "f1" and row["95% CI low"] <= row["value"] <= row["95% CI high"]
-    assert any(b.label.startswith("Export CMeEE_test.json") for b in at.get("download_button"))
+    assert any(b.label.startswith("Export CMeEE_dev_predictions.json") for b in at.get("download_button"))
 
 
 def test_confusion_cell_clicks_through_to_examples(open_page, runs_db):

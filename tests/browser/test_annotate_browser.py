@@ -54,7 +54,8 @@ def test_mark_a_span_with_the_mouse_save_and_reload(app_url, page, output_dir):
 
     _drag(page, frame, start, end - 1)
     status = frame.locator("#status").text_content()
-    assert f"“{ex.text[start:end]}”" in status and f"[{start}, {end})" in status
+    # CMeEE declares inclusive ends: the editor shows offsets as the split writes them
+    assert f"“{ex.text[start:end]}”" in status and f"[{start}, {end - 1}]" in status
     assert frame.locator(".se-ch.se-pending").count() == end - start
     frame.locator('.se-type[data-code="bod"]').click()         # the type picker
     page.get_by_text("Unsaved changes").wait_for(timeout=30_000)
@@ -65,12 +66,14 @@ def test_mark_a_span_with_the_mouse_save_and_reload(app_url, page, output_dir):
     frame.locator("#status").click()                            # focus back in the editor
     page.keyboard.press("Control+s")
     page.get_by_text("Saved example 7").wait_for(timeout=30_000)
+    # the editor's own status line says how the save ended, not "save requested"
+    expect(frame.locator("#status")).to_contain_text("已保存 / saved: event #", timeout=30_000)
 
     page.reload()
     frame = page.frame_locator(EDITOR)
     frame.locator(".se-ch").first.wait_for(timeout=60_000)
     spans = _spans(frame)
-    assert any(s.startswith(f"bod{ex.text[start:end]}[{start}, {end})") for s in spans), spans
+    assert any(s.startswith(f"bod{ex.text[start:end]}[{start}, {end - 1}]") for s in spans), spans
     assert len(spans) == len(ex.spans) + 1
     # drawn as a stacked layer under the text: its bar and the department's sit on two levels
     bars = frame.locator(f'.se-ch[data-i="{start}"] .se-bar')
@@ -134,8 +137,8 @@ def test_an_unsaved_span_edit_survives_a_reload_then_saves(app_url, page, output
     frame.locator(".se-ch").first.wait_for(timeout=60_000)
     page.get_by_text("Restored your unsaved changes").wait_for(timeout=30_000)
     page.get_by_text("Unsaved changes:").wait_for(timeout=30_000)
-    wanted = f"bod{ex.text[start:end]}[{start}, {end})"
-    frame.locator(".se-list li", has_text=f"[{start}, {end})").first.wait_for(timeout=30_000)
+    wanted = f"bod{ex.text[start:end]}[{start}, {end - 1}]"
+    frame.locator(".se-list li", has_text=f"[{start}, {end - 1}]").first.wait_for(timeout=30_000)
     spans = _spans(frame)
     assert any(s.startswith(wanted) for s in spans), spans
     assert len(spans) == len(ex.spans) + 1

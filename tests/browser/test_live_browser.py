@@ -7,14 +7,16 @@ import pytest
 pytestmark = pytest.mark.browser
 
 
-def open_demo(page, app_url, task):
-    page.set_viewport_size({"width": 1400, "height": 1800})
+def open_demo(page, app_url, task, width=1400):
+    page.set_viewport_size({"width": width, "height": 1800})
     page.goto(f"{app_url}/live?task={task}&demo=1", timeout=60_000)
     page.get_by_text("Research prototype, not for clinical use").wait_for(timeout=60_000)
 
 
-def predict(page):
+def predict(page, shows: str | None = None):
     page.get_by_role("button", name="分析 / Predict").click(timeout=30_000)
+    if shows:
+        page.get_by_text(shows).first.wait_for(timeout=90_000)
     page.locator(".cbr").last.wait_for(timeout=60_000)
     page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
 
@@ -32,13 +34,47 @@ def test_demo_mode_prediction(app_url, page, output_dir):
     page.screenshot(path=str(output_dir / "live_demo.png"), full_page=True)
 
 
-@pytest.mark.parametrize("task", ["CMeEE", "CMeIE"])
-def test_demo_curated_case_with_marks(app_url, page, output_dir, task):
-    open_demo(page, app_url, task)
+def overlapping_boxes(page, selector: str) -> list[tuple[str, str]]:
+    """Pairs of visible elements matching ``selector`` whose boxes intersect (by more than a pixel)."""
+    return page.eval_on_selector_all(selector, """els => {
+        const boxes = els.map(e => [e.textContent, e.getBoundingClientRect()]).filter(([, r]) => r.width && r.height);
+        const out = [];
+        for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+            const [a, r] = boxes[i], [b, q] = boxes[j];
+            if (Math.min(r.right, q.right) - Math.max(r.left, q.left) > 1 &&
+                Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top) > 1) out.push([a, b]);
+        }
+        return out;
+    }""")
+
+
+@pytest.mark.parametrize(("task", "width"), [("CMeEE", 1400), ("CMeIE", 1400), ("KUAKE-QIC", 1400),
+                                             ("CMeEE", 390), ("CMeIE", 390)])
+def test_demo_curated_case_with_marks(app_url, page, output_dir, task, width):
+    open_demo(page, app_url, task, width)
     page.get_by_text("精选病例 / Curated case").click()
-    page.get_by_text("chosen by rule").wait_for(timeout=60_000)
-    predict(page)
+    page.get_by_text("精选病例：").wait_for(timeout=60_000)
+    assert "无实体" not in page.inner_text("body")              # nothing shown as a result yet
+    predict(page, shows="标准答案 / Gold")
     body = page.inner_text("body")
     assert "matches the gold" in body or "differs from the gold" in body
     assert "Traceback" not in body and "\"text\":" not in body          # no raw JSON shown
-    page.screenshot(path=str(output_dir / f"live_demo_{task.lower()}.png"), full_page=True)
+    assert "待分析文本" not in body                                   # the result replaced the text
+    assert page.locator('[data-testid="stSidebar"]').count() == 0 or page.locator(
+        '[data-testid="stSidebar"] input').count() == 0
+    assert overlapping_boxes(page, ".cbr .cbr-lbl") == []            # type labels never overlap
+    wide = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert wide <= 1, f"the page scrolls sideways by {wide} px"
+    page.screenshot(path=str(output_dir / f"live_demo_{task.lower()}_{width}.png"), full_page=True)
+
+
+def test_demo_switch_hides_the_developer_sidebar(app_url, page):
+    page.set_viewport_size({"width": 1400, "height": 1200})
+    page.goto(f"{app_url}/live", timeout=60_000)
+    page.get_by_text("Live prediction").wait_for(timeout=60_000)
+    page.locator('[data-testid="stSidebar"] input').first.wait_for(timeout=60_000)   # the developer sidebar
+    page.get_by_text("Demo mode for clinicians / 演示模式").click()
+    page.get_by_text("Research prototype, not for clinical use").wait_for(timeout=60_000)
+    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
+    assert page.locator('[data-testid="stSidebar"] input').count() == 0
+    assert "demo=1" in page.url

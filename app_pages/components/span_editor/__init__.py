@@ -1,7 +1,7 @@
 """The span editor: a Streamlit custom component served from local files (no CDN, no build).
 
-``span_editor(text, spans, types, *, key, big=False, doc=None, browser=None, readonly=False)
--> dict | None`` (see ``docs/annotation-api.md``). The frontend (``frontend/``: hand-written HTML, CSS and JavaScript)
+``span_editor(text, spans, types, *, key, big=False, doc=None, browser=None, readonly=False,
+offsets="exclusive", notice=None) -> dict | None`` (see ``docs/annotation-api.md``). The frontend (``frontend/``: hand-written HTML, CSS and JavaScript)
 speaks the component protocol itself with ``window.parent.postMessage``. It draws nested spans
 as stacked layers, creates a span from a mouse selection, retypes or deletes a clicked span, and
 keeps a local undo stack; keys: 1-9 type, Delete/Backspace, Ctrl+S save, Ctrl+Z undo,
@@ -112,7 +112,8 @@ def editor_value(key: str, length: int | None = None) -> dict | None:
 
 def span_editor(text: str, spans: Iterable[Any], types: Iterable[Any], *, key: str,
                 big: bool = False, doc: str | None = None, browser: str | None = None,
-                readonly: bool = False) -> dict | None:
+                readonly: bool = False, offsets: str = "exclusive",
+                notice: tuple[str, bool] | None = None) -> dict | None:
     """Show the editor; return its latest value (see the module docstring) or None.
 
     ``spans``: dicts or ``Span`` records (half-open offsets over the text's characters);
@@ -120,7 +121,10 @@ def span_editor(text: str, spans: Iterable[Any], types: Iterable[Any], *, key: s
     nine); ``doc``: an identity of the document (dataset and example), so that the editor
     starts afresh (empty undo stack) when it changes even if the text does not; ``browser``:
     the browser id the page already knows (the editor says "hello" when its own differs);
-    ``readonly``: no edit and no save from the editor.
+    ``readonly``: no edit and no save from the editor; ``offsets``: how offsets are shown,
+    ``"inclusive"`` (``[18, 21]``, CMeEE's convention) or half-open ``[18, 22)``; ``notice``:
+    (message, is_error) of what the page did with the editor's last action (a save's outcome),
+    shown in the editor's status line once, when it changes.
     """
     import streamlit as st
 
@@ -133,5 +137,7 @@ def span_editor(text: str, spans: Iterable[Any], types: Iterable[Any], *, key: s
     echo = last["nonce"] if last is not None and last["spans"] == shown else None
     value = _component(text=text, spans=shown, types=editor_types(types), big=bool(big),
                        doc=doc, echo=echo, browser=valid_browser_id(browser), readonly=bool(readonly),
+                       offsets="inclusive" if offsets == "inclusive" else "exclusive",
+                       notice=None if notice is None else [str(notice[0]), bool(notice[1])],
                        key=key, default=None)
     return parse_value(value, len(text))

@@ -233,6 +233,7 @@
     S.big = !!args.big;
     S.disabled = disabled;
     S.readonly = !!args.readonly;
+    S.inclusive = args.offsets === "inclusive";
     var first = !S.ready;
 
     if (!S.ready || text !== S.text || doc !== S.doc) {
@@ -245,6 +246,12 @@
     } else if (!sameSpans(incoming, S.spans)) {
       reset(text, chars, doc, incoming);
       setStatus("已从页面重新载入 / reloaded from the page", false);
+    }
+    // What the page did with the last action (a save's outcome), shown once when it is news.
+    var noticeSig = JSON.stringify(args.notice == null ? null : args.notice);
+    if (noticeSig !== S.noticeSig) {
+      S.noticeSig = noticeSig;
+      if (Array.isArray(args.notice) && args.notice.length === 2) setStatus(String(args.notice[0]), !!args.notice[1]);
     }
     if (!S.ready) lastHeight = -1;  // heights sent before the page listened were dropped
     S.ready = true;
@@ -267,6 +274,11 @@
     if (cls) e.className = cls;
     if (text != null) e.textContent = text;
     return e;
+  }
+
+  // Offsets as the split declares them: CMeEE's end is inclusive ([18, 21]), others half-open ([18, 22)).
+  function offsetText(start, end) {
+    return S.inclusive ? "[" + start + ", " + (end - 1) + "]" : "[" + start + ", " + end + ")";
   }
 
   function setStatus(msg, isErr) {
@@ -366,7 +378,7 @@
       li.dataset.k = String(k);
       li.appendChild(el("span", "se-chip " + colourOf(s.type), shortName(s.type)));
       li.appendChild(el("span", "se-mention", mention(s)));
-      li.appendChild(el("span", "se-off", "[" + s.start + ", " + s.end + ")"));
+      li.appendChild(el("span", "se-off", offsetText(s.start, s.end)));
       var x = el("button", "se-x", "✕");
       x.type = "button";
       x.title = "删除 / delete";
@@ -544,8 +556,8 @@
       if (k >= 0) { selectSpan(k); return; }
     }
     var p = S.pending;
-    setStatus("已选择 / selected “" + S.chars.slice(p.start, p.end).join("") + "” [" + p.start + ", " +
-              p.end + "): 选择类型 / pick a type (click or 1-9) · Esc cancels", false);
+    setStatus("已选择 / selected “" + S.chars.slice(p.start, p.end).join("") + "” " + offsetText(p.start, p.end) +
+              ": 选择类型 / pick a type (click or 1-9) · Esc cancels", false);
     render();
   });
 
