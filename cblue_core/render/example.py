@@ -12,7 +12,8 @@ from ..records import Example, Span
 from ..tasks import Kind, TaskSpec
 from . import kinds
 from .base import RenderContext, document, esc
-from .relations import relation_marks, render_relations
+from .relation_marks import relation_marks
+from .relations import render_relations
 
 Renderer = Callable[[Example, TaskSpec, RenderContext], str]
 
@@ -57,7 +58,7 @@ def comparison_html(gold: Example, pred: Example, task: TaskSpec, *,
     """Gold above prediction, both with the kind's renderer; ``marks`` apply to both (a gold
     span marked ``missed`` shows in the gold view, a ``spurious`` one in the prediction view).
     Relations are marked on their arcs by matching the gold and predicted triples
-    (:func:`~cblue_core.render.relations.relation_marks`)."""
+    (:func:`~cblue_core.render.relation_marks.relation_marks`)."""
     marks = dict(marks or {})
     ctx = RenderContext(big=big, marks=marks)
     render = renderer_for(task)

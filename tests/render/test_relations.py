@@ -6,19 +6,17 @@ import pytest
 from cblue_core.io.validate import load
 from cblue_core.records import Example, Triple
 from cblue_core.render import comparison_html, example_html
-from cblue_core.render.relations import (
+from cblue_core.render.mentions import closest_pair, find_all, locate_mentions
+from cblue_core.render.relation_layout import (
     LINE_EM,
     RelationLayout,
     char_em,
-    closest_pair,
-    find_all,
     layout_relations,
     level_intervals,
-    locate_mentions,
-    relation_marks,
-    relations_html,
     wrap_lines,
 )
+from cblue_core.render.relation_marks import relation_marks
+from cblue_core.render.relations import relations_html
 from cblue_core.tasks import get_task
 from tests.conftest import SAMPLE_DATA
 
