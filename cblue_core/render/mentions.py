@@ -9,14 +9,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..records import Span, Triple
+from .bounds import MAX_OCCURRENCES
 
 
-def find_all(text: str, mention: str) -> list[int]:
-    """Start offsets of every occurrence of ``mention`` in ``text`` (overlapping ones too)."""
+def find_all(text: str, mention: str, limit: int | None = None) -> list[int]:
+    """Start offsets of every occurrence of ``mention`` in ``text`` (overlapping ones too), the
+    first ``limit`` of them when given."""
     if not mention:
         return []
     out, i = [], text.find(mention)
-    while i != -1:
+    while i != -1 and (limit is None or len(out) < limit):
         out.append(i)
         i = text.find(mention, i + 1)
     return out
@@ -31,6 +33,7 @@ class Mention:
     occurrences: tuple[int, ...]   # start offsets
     roles: tuple[str, ...]         # "subject" and/or "object"
     types: tuple[str, ...]         # subject_type / object_type values seen
+    capped: bool = False           # occurs more often: only the first MAX_OCCURRENCES are kept
 
     @property
     def ambiguous(self) -> bool:
@@ -54,7 +57,9 @@ def mention_key(value: object) -> str:
 
 
 def locate_mentions(text: str, triples: Iterable[Triple]) -> dict[str, Mention]:
-    """Every distinct subject/object of ``triples`` with all its occurrences in ``text``."""
+    """Every distinct subject/object of ``triples`` with its occurrences in ``text`` (the first
+    :data:`~.bounds.MAX_OCCURRENCES`: a mention found at every offset of a long text would make
+    each of its triples compare every pair of places)."""
     roles: dict[str, list[str]] = {}
     types: dict[str, list[str]] = {}
     for t in triples:
@@ -67,9 +72,10 @@ def locate_mentions(text: str, triples: Iterable[Triple]) -> dict[str, Mention]:
             ty = types.setdefault(mention, [])
             if typ and str(typ) not in ty:
                 ty.append(str(typ))
-    found = {m: find_all(text, m) for m in roles}
+    found = {m: find_all(text, m, MAX_OCCURRENCES + 1) for m in roles}
     order = sorted(roles, key=lambda m: (0, found[m][0], -len(m)) if found[m] else (1, 0, 0))
-    return {m: Mention(m, n, tuple(found[m]), tuple(roles[m]), tuple(types[m]))
+    return {m: Mention(m, n, tuple(found[m][:MAX_OCCURRENCES]), tuple(roles[m]), tuple(types[m]),
+                       len(found[m]) > MAX_OCCURRENCES)
             for n, m in enumerate(order, start=1)}
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ..records import Example, Span, Triple
 from ..tasks import Label, TaskSpec
 from .base import RenderContext, chip, document, esc, heading, task_label_name
+from .bounds import LABEL_MAX, MAX_LAYERS, MAX_OCCURRENCES, TIP_MAX, clip
 from .mentions import Mention, mention_key
 from .palette import PALETTE, Colour, color_for
 from .relation_layout import (
@@ -46,6 +47,9 @@ from .spans import STEP_EM, assign_levels, label_width, legend_body
 # ---------------------------------------------------------------- HTML
 
 _ROLE_ZH = {"subject": "主体", "object": "客体"}
+RUN_TIP_MAX = 600        # characters of a text run's tooltip (the mention occurrences covering it)
+ARC_TIP_MAX = 2_000      # characters of an arc piece's tooltip (a bundle lists each of its arcs)
+NOTE_MENTION_MAX = 100   # characters of a mention quoted in a note
 
 #: Colour order of the usual CMeIE / CMedCausal entity types (others: a stable hash).
 ENTITY_TYPE_ORDER = ("疾病", "症状", "检查", "药物", "其他治疗", "手术治疗", "流行病学", "社会学",
@@ -96,40 +100,62 @@ def _occurrences(layout: RelationLayout, triples: Sequence[Triple], names: Seque
                 tip += "; 没有弧线用这一处 / no arc uses this occurrence"
             # an occurrence no arc uses: a faint dashed bar, no label (its tooltip says why)
             used = bool(arcs) or n == 1
-            label = (m.type + (f" {j}/{n}" if n > 1 else "")).strip() if used else ""
-            out.append(_Occ(o, o + len(m.text), type_colour(m.type), label, tip, used))
+            label = (clip(m.type, LABEL_MAX) + (f" {j}/{n}" if n > 1 else "")).strip() if used else ""
+            out.append(_Occ(o, o + len(m.text), type_colour(m.type), label, clip(tip, TIP_MAX), used))
     for s in extra_spans:
         if isinstance(s.start, int) and isinstance(s.end, int) and 0 <= s.start < s.end <= len(text):
-            out.append(_Occ(s.start, s.end, type_colour(str(s.type)), str(s.type),
-                            f"{s.type}: {text[s.start:s.end]}", True))
+            out.append(_Occ(s.start, s.end, type_colour(str(s.type)), clip(str(s.type), LABEL_MAX),
+                            clip(f"{s.type}: {text[s.start:s.end]}", TIP_MAX), True))
     return out
 
 
 def _text_line(text: str, a: int, b: int, occs: Sequence[_Occ], levels: Sequence[int],
                brk: str) -> str:
-    """One line of the text: runs of fixed width, mentions highlighted, type bars below."""
+    """One line of the text: runs of fixed width, mentions highlighted, type bars below.
+
+    A run draws at most MAX_LAYERS bars; deeper occurrences are counted in a "+n" marker."""
     here = [i for i, o in enumerate(occs) if o.start < b and a < o.end]
     cuts = {a, b}
+    starting: dict[int, list[int]] = {}
+    ending: dict[int, list[int]] = {}
     for i in here:
         cuts.update(c for c in (occs[i].start, occs[i].end) if a < c < b)
+        starting.setdefault(max(a, occs[i].start), []).append(i)
+        ending.setdefault(occs[i].end, []).append(i)
     for i in range(a + 1, b):
         if (char_em(text[i]) == WIDE_EM) != (char_em(text[i - 1]) == WIDE_EM):
             cuts.add(i)
     bounds = sorted(cuts)
-    depth = max((levels[i] for i in here), default=-1)
+    hidden_here = any(levels[i] >= MAX_LAYERS for i in here)
+    depth = MAX_LAYERS if hidden_here else max((levels[i] for i in here), default=-1)
     pad = (TYPE_TOP_EM - CELL_EM + depth * STEP_EM + 0.85) if depth >= 0 else 0.15
     out = [f'<div class="cbr-rl-txt" style="padding-bottom:{_em(pad)}">']
+    # as in .spans: the occurrences covering a run overlap, so the drawn ones have distinct levels
+    slots: list[int | None] = [None] * MAX_LAYERS
+    hidden = 0
     for x, y in itertools.pairwise(bounds):
+        for i in ending.get(x, ()):
+            if levels[i] < MAX_LAYERS:
+                slots[levels[i]] = None
+            else:
+                hidden -= 1
+        new_hidden = False
+        for i in starting.get(x, ()):
+            if levels[i] < MAX_LAYERS:
+                slots[levels[i]] = i
+            else:
+                hidden += 1
+                new_hidden = True
         piece = text[x:y]
         wide = char_em(piece[0]) == WIDE_EM
-        cover = [i for i in here if occs[i].start <= x and y <= occs[i].end]
+        cover = [i for i in slots if i is not None]
         cls = ["cbr-rl-r"] + ([] if wide else ["cbr-rl-n"])
         inner = [i for i in cover if occs[i].used]
         if inner:
             best = min(inner, key=lambda i: (occs[i].end - occs[i].start, -occs[i].start))
             cls += [occs[best].colour.css_class, "cbr-rl-hl"]
         bars = []
-        for i in sorted(cover, key=lambda i: levels[i]):
+        for i in cover:
             o = occs[i]
             bcls = ["cbr-bar", o.colour.css_class]
             if o.start == x:
@@ -141,7 +167,14 @@ def _text_line(text: str, a: int, b: int, occs: Sequence[_Occ], levels: Sequence
             label = f'<span class="cbr-lbl">{esc(o.label)}</span>' if o.start == x and o.label else ""
             top = TYPE_TOP_EM + levels[i] * STEP_EM
             bars.append(f'<span class="{" ".join(bcls)}" style="top:{_em(top)}">{label}</span>')
-        tip = "\n".join(occs[i].tip for i in cover)
+        tip = clip("\n".join(occs[i].tip for i in cover), RUN_TIP_MAX)
+        if hidden:
+            more = (f"另有 {hidden:,} 处提及覆盖此处，未画出 / {hidden:,} more mention occurrence(s) "
+                    f"here, deeper than {MAX_LAYERS} layers, not drawn")
+            tip = f"{tip}\n{more}" if tip else more
+            label = f'<span class="cbr-lbl">+{hidden:,}</span>' if new_hidden else ""
+            top = TYPE_TOP_EM + MAX_LAYERS * STEP_EM
+            bars.append(f'<span class="cbr-bar cbr-more" style="top:{_em(top)}">{label}</span>')
         title = f' title="{esc(tip)}"' if tip else ""
         width = sum(char_em(ch) for ch in piece)
         out.append(f'<span class="{" ".join(cls)}" style="width:{_em(width)}"{title}>'
@@ -176,7 +209,7 @@ def _arc_rows(layout: RelationLayout, li: int, tips: Sequence[str],
                 cls.append(mk[0])
             label = (f'<span class="cbr-rl-at" style="width:{_em(p.label_x - p.lo)}">'
                      f'<span class="cbr-lbl cbr-rl-lbl">{esc(p.label)}</span></span>') if p.label else ""
-            tip = "\n".join(tips[k] for k in p.arcs)
+            tip = clip("\n".join(tips[k] for k in p.arcs), ARC_TIP_MAX)
             if p.open_left or p.open_right:
                 tip += "\n（跨行 / continues across the line break）"
             cont = ('<span class="cbr-rl-cont cbr-rl-cl"></span>' if p.open_left else "") + (
@@ -235,11 +268,11 @@ def relations_body(text: str, triples: Sequence[Triple], *,
         mk = mark_of[k]
         if mk is not None:
             tip += f"\n{mk[1]} {mk[2]}"
-        tips.append(tip)
+        tips.append(clip(tip, TIP_MAX))
 
     occs = _occurrences(layout, triples, names, extra_spans)
     levels = assign_levels([Span(o.start, o.end, o.label) for o in occs],
-                           [label_width(o.label) for o in occs])
+                           [label_width(o.label) for o in occs], cap=MAX_LAYERS)
     out: list[str] = []
     if text:
         fig = ['<div class="cbr-rl">']
@@ -252,9 +285,15 @@ def relations_body(text: str, triples: Sequence[Triple], *,
 
     notes = []
     for m in mentions.values():
-        if m.ambiguous:
-            notes.append(f'<div class="cbr-note">「{esc(m.text)}」出现 {len(m.occurrences)} 次，弧线连接最近的一处 / '
-                         f'{esc(m.text)} occurs {len(m.occurrences)} times; arcs use the closest '
+        shown = esc(clip(m.text, NOTE_MENTION_MAX))
+        if m.capped:
+            notes.append(f'<div class="cbr-note">「{shown}」出现超过 {MAX_OCCURRENCES} 次，只标出前 '
+                         f'{MAX_OCCURRENCES} 处，弧线连接其中最近的一处 / {shown} occurs more than '
+                         f'{MAX_OCCURRENCES} times: its first {MAX_OCCURRENCES} are marked, and arcs use '
+                         f'the closest of them</div>')
+        elif m.ambiguous:
+            notes.append(f'<div class="cbr-note">「{shown}」出现 {len(m.occurrences)} 次，弧线连接最近的一处 / '
+                         f'{shown} occurs {len(m.occurrences)} times; arcs use the closest '
                          f'occurrence</div>')
     missing = [m for m in mentions.values() if m.missing]
     if missing:

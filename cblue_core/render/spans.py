@@ -12,9 +12,8 @@ palette classes; bar positions are numbers computed here.
 
 The output is linear in the text and the spans, whatever they are: a segment carries at most
 :data:`MAX_LAYERS` bars (deeper spans are counted in a "+n" marker), a mention is written once
-per span, tooltips are clipped, and one fragment stays under :data:`MAX_HTML_CHARS` characters.
-(Drawing every covering span on every segment, each with its mention, grew with the cube of the
-nesting: 1,000 nested spans over 2,000 characters made 721 MB of HTML.)
+per span, tooltips are clipped, and one fragment stays under :data:`MAX_HTML_CHARS` characters
+(:mod:`.bounds`).
 """
 from __future__ import annotations
 
@@ -26,18 +25,13 @@ from dataclasses import dataclass
 from ..records import Span
 from ..tasks import Label
 from .base import chip, document, esc, label_title
+from .bounds import LABEL_MAX, MAX_HTML_CHARS, MAX_LAYERS, SEGMENT_ENTRY_MAX, SEGMENT_TIP_MAX, TIP_MAX, clip
 from .marks import MARK_STYLES, MarkStyle, mark_style
 from .palette import Colour, color_for
 
 TOP_EM = 1.5        # first bar, from the segment's top
 STEP_EM = 1.05      # distance between levels
 CHUNK = 8           # longest segment drawn as one inline-block (longer ones are cut for wrapping)
-MAX_LAYERS = 8      # bars stacked under one segment; the real CBLUE records need at most 5
-MAX_HTML_CHARS = 2_000_000   # one example's fragment; ~100 times the largest real CMeEE record's
-TIP_MAX = 200       # characters of one span's tooltip (type name, mention, error category)
-SEGMENT_TIP_MAX = 400   # characters of a segment's tooltip (the spans covering it) ...
-SEGMENT_ENTRY_MAX = 60  # ... and of each span's entry there: the full tooltip is on its label
-LABEL_MAX = 40      # characters of the label at the start of a bar
 
 
 @dataclass(frozen=True)
@@ -128,11 +122,6 @@ def _boundaries(text: str, spans: Sequence[Span]) -> list[int]:
         if b is not None:  # cut long segments so that they can wrap
             out.extend(range(a + CHUNK, b, CHUNK))
     return out
-
-
-def clip(value: str, limit: int) -> str:
-    """``value`` cut to at most ``limit`` characters, marked with "…" when cut."""
-    return value if len(value) <= limit else value[:limit - 1] + "…"
 
 
 def spans_body(text: str, spans: Iterable[Span], style_of: Callable[[Span, str], SpanStyle], *,

@@ -3,8 +3,16 @@ import random
 import pytest
 
 from cblue_core.records import Span
+from cblue_core.render.bounds import MAX_HTML_CHARS, MAX_LAYERS
 from cblue_core.render.marks import MARK_STYLES, mark_style
-from cblue_core.render.spans import assign_levels, legend_html, spans_html, valid_spans
+from cblue_core.render.spans import (
+    assign_levels,
+    legend_html,
+    span_styler,
+    spans_body,
+    spans_html,
+    valid_spans,
+)
 from cblue_core.tasks import CMEEE_TYPES
 
 from .helpers import BOLD, EVIL, IMG, QUOTE, SCRIPT, check_html, visible_text
@@ -160,7 +168,6 @@ def _nested(n: int, length: int = 2000) -> tuple[str, list[Span]]:
 
 
 def test_nested_spans_html_grows_linearly_and_stays_bounded():
-    from cblue_core.render.spans import MAX_HTML_CHARS
     sizes = {n: len(spans_html(*_nested(n))) for n in (100, 200)}
     assert sizes[200] < 2.2 * sizes[100], sizes  # drawing every covering span made it ~7x
     text, spans = _nested(1000)   # 721 MB of HTML before
@@ -171,7 +178,6 @@ def test_nested_spans_html_grows_linearly_and_stays_bounded():
 
 
 def test_spans_deeper_than_the_layers_are_counted_not_drawn():
-    from cblue_core.render.spans import MAX_LAYERS
     text, spans = _nested(MAX_LAYERS + 12, 40)
     out = spans_html(text, spans)
     segments = out.split('class="cbr-seg"')[1:]
@@ -192,7 +198,6 @@ def test_a_long_mention_is_written_once():
 
 
 def test_html_bound_draws_the_rest_plain_with_a_note():
-    from cblue_core.render.spans import span_styler, spans_body
     text = "甲乙" * 1000
     spans = [Span(2 * i, 2 * i + 1, "sym") for i in range(1000)]
     out = spans_body(text, spans, span_styler(), max_chars=30_000)
