@@ -3,8 +3,9 @@
 Drawing every covering span on every segment, each with its mention in a tooltip, grew with the
 cube of the nesting (1,000 nested spans over 2,000 characters: 721 MB of HTML); CMeIE triples
 over a mention found at every offset took minutes. Renderers draw at most :data:`MAX_LAYERS`
-stacked bars, clip tooltips and labels, locate a mention at most :data:`MAX_OCCURRENCES` times,
-and :func:`bounded` refuses any fragment over :data:`MAX_HTML_CHARS` with a note and the text.
+stacked bars, clip tooltips and labels, locate a mention at most :data:`MAX_OCCURRENCES` times
+and draw at most :data:`MAX_ARCS` arcs; :func:`bounded` refuses any fragment over
+:data:`MAX_HTML_CHARS` with a note and the text.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import html
 
 MAX_LAYERS = 8             # bars stacked under one piece of text; the CBLUE records need at most 3
 MAX_OCCURRENCES = 20       # places one relation mention is located; the CBLUE records need at most 11
+MAX_ARCS = 500             # relation triples drawn as arcs (the validator's limit per record)
 MAX_HTML_CHARS = 2_000_000  # one example's fragment: ~100 times that of the largest real record
 TIP_MAX = 200              # characters of one span's or arc's tooltip
 SEGMENT_TIP_MAX = 400      # characters of a piece of text's tooltip (the spans covering it) ...

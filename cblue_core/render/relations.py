@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from ..records import Example, Span, Triple
 from ..tasks import Label, TaskSpec
 from .base import RenderContext, chip, document, esc, heading, task_label_name
-from .bounds import LABEL_MAX, MAX_LAYERS, MAX_OCCURRENCES, TIP_MAX, clip
-from .mentions import Mention, mention_key
+from .bounds import LABEL_MAX, MAX_ARCS, MAX_LAYERS, MAX_OCCURRENCES, TIP_MAX, clip
+from .mentions import Mention, locate_mentions, mention_key
 from .palette import PALETTE, Colour, color_for
 from .relation_layout import (
     BAR_TOP_EM,
@@ -254,8 +254,10 @@ def relations_body(text: str, triples: Sequence[Triple], *,
     marks = dict(marks or {})
     mark_of = [arc_mark(marks[t]) if t in marks else None for t in triples]
     arc_labels = [(f"{mk[1]} " if mk else "") + short(t.predicate) for t, mk in zip(triples, mark_of)]
-    layout = layout_relations(text, triples, line_em=line_em, labels=arc_labels)
-    mentions = layout.mentions
+    # arcs for the first MAX_ARCS triples (levelling compares the arcs of a line pairwise); the
+    # table lists every triple
+    layout = layout_relations(text, triples[:MAX_ARCS], line_em=line_em, labels=arc_labels[:MAX_ARCS])
+    mentions = layout.mentions if len(triples) <= MAX_ARCS else locate_mentions(text, triples)
     names = [name(t.predicate) for t in triples]
 
     tips = []
@@ -299,6 +301,10 @@ def relations_body(text: str, triples: Sequence[Triple], *,
     if missing:
         listed = "，".join(f"「{esc(m.text) if m.text else '（空 / empty）'}」" for m in missing)
         notes.append(f'<div class="cbr-warn">原文中未找到 / not in the text: {listed}</div>')
+    if len(triples) > MAX_ARCS:
+        notes.append(f'<div class="cbr-note">{len(triples):,} 条关系，只画前 {MAX_ARCS} 条的弧线 / '
+                     f'{len(triples):,} triples: arcs are drawn for the first {MAX_ARCS}, the table '
+                     'lists them all</div>')
     out.extend(notes)
 
     types = list(dict.fromkeys(m.type for m in mentions.values() if m.type and not m.missing))
@@ -325,7 +331,10 @@ def relations_body(text: str, triples: Sequence[Triple], *,
         if t.combined:
             cell_notes.append('<span class="cbr-badge" title="Combined=True: 由多句组合得出的关系 / '
                               'relation combined across sentences">⊕ Combined</span>')
-        if layout.chosen[k] is None:
+        if k >= MAX_ARCS:
+            cell_notes.append(f'<span class="cbr-muted">无弧线：只画前 {MAX_ARCS} 条 / no arc: only the '
+                              f'first {MAX_ARCS} triples are drawn</span>')
+        elif layout.chosen[k] is None:
             lost = [r for r, m in (("subject", sm), ("object", om)) if m.missing]
             cell_notes.append('<span class="cbr-muted">无弧线：' + "、".join(_ROLE_ZH[r] for r in lost)
                               + " 不在原文 / no arc: " + " and ".join(lost) + " not in the text</span>")

@@ -6,7 +6,7 @@ import pytest
 from cblue_core.io.validate import load
 from cblue_core.records import Example, Triple
 from cblue_core.render import comparison_html, example_html
-from cblue_core.render.bounds import MAX_LAYERS, MAX_OCCURRENCES
+from cblue_core.render.bounds import MAX_ARCS, MAX_LAYERS, MAX_OCCURRENCES
 from cblue_core.render.mentions import closest_pair, find_all, locate_mentions
 from cblue_core.render.relation_layout import (
     LINE_EM,
@@ -330,3 +330,13 @@ def test_a_mention_at_every_offset_is_marked_a_bounded_number_of_times():
     assert out.count('class="cbr-lbl"') < 10 * MAX_OCCURRENCES
     assert len(out) < 200_000    # every occurrence drawn with its tooltip: 13 MB for 25 triples
     check_html(out)
+
+
+def test_arcs_drawn_for_the_first_triples_only_and_all_listed():
+    text = "甲病伴乙症。"
+    triples = [Triple("甲病", f"p{k}", "乙症", "疾病", "症状") for k in range(MAX_ARCS + 3)]
+    out = relations_html(text, triples)
+    assert {k for arcs in arcs_in(out) for k in arcs} == set(range(MAX_ARCS))
+    assert out.count("no arc: only the first") == 3
+    assert f"{MAX_ARCS + 3:,} triples: arcs are drawn for the first {MAX_ARCS}" in out
+    assert out.count("<tr>") == MAX_ARCS + 4      # the header and every triple
