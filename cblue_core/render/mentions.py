@@ -17,7 +17,8 @@ def find_all(text: str, mention: str, limit: int | None = None) -> list[int]:
     first ``limit`` of them when given."""
     if not mention:
         return []
-    out, i = [], text.find(mention)
+    out: list[int] = []
+    i = text.find(mention)
     while i != -1 and (limit is None or len(out) < limit):
         out.append(i)
         i = text.find(mention, i + 1)
