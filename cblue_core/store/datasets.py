@@ -136,9 +136,12 @@ class DatasetStore:
                 self.db.execute(f"DELETE FROM {table} WHERE run_id IN "
                                 "(SELECT run_id FROM runs WHERE dataset_id=?)", [dataset_id])
             self.db.execute("DELETE FROM runs WHERE dataset_id=?", [dataset_id])
-            # the split's first remaining dataset becomes its default (as :meth:`find` falls back)
             self.db.execute("DELETE FROM default_datasets WHERE dataset_id=?", [dataset_id])
             self.db.execute("DELETE FROM datasets WHERE dataset_id=?", [dataset_id])
+            # a split losing its default gets its first remaining dataset, stored, so that the next
+            # dataset ingested is not taken for the split's first
+            self.db.execute("INSERT OR IGNORE INTO default_datasets (task, split, dataset_id) "
+                            "SELECT task, split, min(dataset_id) FROM datasets GROUP BY task, split")
 
     # ------------------------------------------------------------------ reading
     def all(self, task: str | None = None) -> list[DatasetInfo]:

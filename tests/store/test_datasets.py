@@ -44,6 +44,11 @@ def test_make_default_chooses_another_and_deleting_it_falls_back_to_the_first(ws
     ws.datasets.make_default(second.dataset_id)
     ws.datasets.delete(second.dataset_id)
     assert ws.datasets.find("CMeEE", "dev").dataset_id == first
+    ws.datasets.make_default(third := ingest_file(ws, another_version(tmp_path, "c.json"), task="CMeEE",
+                                                  split="dev").result.dataset_id)
+    ws.datasets.delete(third)
+    later = ingest_file(ws, another_version(tmp_path, "d.json"), task="CMeEE", split="dev").result
+    assert ws.datasets.find("CMeEE", "dev").dataset_id == first != later.dataset_id
     with pytest.raises(WorkspaceError, match="no dataset 999"):
         ws.datasets.make_default(999)
 
