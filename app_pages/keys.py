@@ -53,6 +53,9 @@ class Datasets:
     PREV = "ds_prev"
     NEXT = "ds_next"
     VALIDATED_UPLOAD = "_validated_upload"   # the last upload's validation (app_pages.uploads)
+    VERSION = "ds_version"                 # which dataset of the task split (when it has several)
+    MAKE_DEFAULT = "ds_make_default"       # admin: the version shown becomes everyone's default
+    OPENED = "_ds_opened"                  # this session's version per task split (datasets.versions)
 
     @staticmethod
     def chart(n: int) -> str:

@@ -87,7 +87,8 @@ def cmd_ingest(args) -> int:
 
     ws = connect(args.db)
     try:
-        outcomes = ingest_paths(ws, args.paths, args.task, args.split, args.strict)
+        outcomes = ingest_paths(ws, args.paths, args.task, args.split, args.strict,
+                                make_default=args.make_default)
     except IngestInterrupted as stop:
         _print_outcomes(stop.outcomes)
         stored = sum(1 for o in stop.outcomes if o.ok and o.kind in STORED_KINDS)
@@ -350,6 +351,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     i.add_argument("--task")
     i.add_argument("--split")
     i.add_argument("--strict", action="store_true")
+    i.add_argument("--make-default", action="store_true",
+                   help="open the stored file(s) by default for everyone (the first dataset of a "
+                        "task split is its default until then)")
     i.add_argument("--db", help=f"workspace file (default ${'{'}CBLUE_STUDIO_DB{'}'} or {default_db_path()})")
     i.set_defaults(func=cmd_ingest)
 

@@ -81,7 +81,7 @@ def prepare_file(path: str | Path, task: str | None = None, split: str | None = 
     return ("dataset", path, (prepare(loaded), split))
 
 
-def store_prepared(ws: Workspace, prepared) -> IngestOutcome:
+def store_prepared(ws: Workspace, prepared, make_default: bool = False) -> IngestOutcome:
     kind, path, payload = prepared
     if kind == "resource":
         rkind, sha, rows = payload
@@ -94,7 +94,7 @@ def store_prepared(ws: Workspace, prepared) -> IngestOutcome:
         more = f" (+{len(rep.errors) - 1} more)" if len(rep.errors) > 1 else ""
         return IngestOutcome(str(path), "dataset", False, f"refused: {rep.errors[0]}{more}", report=rep)
     ready, split = payload
-    res = ws.datasets.ingest(ready, split=split)
+    res = ws.datasets.ingest(ready, split=split, make_default=make_default)
     return IngestOutcome(str(path), "dataset", True, res.message, report=ready.report, result=res)
 
 
@@ -154,9 +154,10 @@ def dataset_files(folder: Path) -> list[Path]:
 
 def ingest_paths(ws: Workspace, paths: list[str | Path], task: str | None = None,
                  split: str | None = None, strict: bool = False,
-                 workers: int | None = None) -> list[IngestOutcome]:
+                 workers: int | None = None, make_default: bool = False) -> list[IngestOutcome]:
     """Ingest files and folders. Files are validated in parallel processes when there are
-    several; the database writes stay in this process, one transaction per file.
+    several; the database writes stay in this process, one transaction per file. A file stored
+    becomes the default of its task split when it is the first, or with ``make_default``.
 
     In the main thread, SIGTERM stops it between two files' writes, ending the worker processes,
     with :class:`IngestInterrupted`; workers also die (on Linux) if this process is killed."""
@@ -184,12 +185,12 @@ def ingest_paths(ws: Workspace, paths: list[str | Path], task: str | None = None
     with _SigtermGuard() as guard:
         try:
             if workers > 1 and len(jobs) > 2:
-                _ingest_parallel(ws, jobs, split, strict, workers, guard, outcomes)
+                _ingest_parallel(ws, jobs, split, strict, workers, guard, outcomes, make_default)
             else:
                 for f, name in jobs:
                     prepared = prepare_file(f, name, split, strict)
                     with guard.deferred():
-                        outcomes.append(store_prepared(ws, prepared))
+                        outcomes.append(store_prepared(ws, prepared, make_default))
         except IngestInterrupted as stop:
             stop.outcomes = outcomes
             raise
@@ -197,7 +198,8 @@ def ingest_paths(ws: Workspace, paths: list[str | Path], task: str | None = None
 
 
 def _ingest_parallel(ws: Workspace, jobs: list[tuple[Path, str | None]], split: str | None, strict: bool,
-                     workers: int, guard: _SigtermGuard, outcomes: list[IngestOutcome]) -> None:
+                     workers: int, guard: _SigtermGuard, outcomes: list[IngestOutcome],
+                     make_default: bool = False) -> None:
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),))
     try:
@@ -207,7 +209,7 @@ def _ingest_parallel(ws: Workspace, jobs: list[tuple[Path, str | None]], split: 
         for j in jobs:
             prepared = futures[j].result()
             with guard.deferred():
-                outcomes.append(store_prepared(ws, prepared))
+                outcomes.append(store_prepared(ws, prepared, make_default))
     except BaseException:
         # Not the executor's own exit, which waits for the files in progress (seconds each).
         _stop_pool(pool)

@@ -84,6 +84,26 @@ def test_commands_without_db_use_the_default_workspace(qqr, tmp_path, monkeypatc
     assert main(["export", "--task", "KUAKE-QQR", "--split", "dev", "--out", str(tmp_path / "x")]) == 0
 
 
+def test_ingest_make_default_chooses_what_a_split_opens(qqr, tmp_path, capsys):
+    db = tmp_path / "ws.duckdb"
+    later = tmp_path / "later" / "KUAKE-QQR_dev.json"
+    later.parent.mkdir()
+    later.write_text(json.dumps(RECORDS[:1], ensure_ascii=False), encoding="utf-8")
+
+    def exported() -> list:
+        out_dir = tmp_path / "export"
+        assert main(["export", "--task", "KUAKE-QQR", "--split", "dev", "--db", str(db), "--out", str(out_dir)]) == 0
+        return json.loads((out_dir / "KUAKE-QQR_dev.json").read_text(encoding="utf-8"))
+
+    assert main(["ingest", str(qqr), "--db", str(db)]) == 0
+    assert main(["ingest", str(later), "--db", str(db)]) == 0
+    assert "stays the one everyone opens" in capsys.readouterr().out
+    assert exported() == RECORDS           # the first ingested, not the latest
+    assert main(["ingest", str(later), "--db", str(db), "--make-default"]) == 0
+    assert "now the default" in capsys.readouterr().out
+    assert exported() == RECORDS[:1]
+
+
 def test_ingest_refusal_exit_status(tmp_path, capsys):
     bad = tmp_path / "CHIP-STS_dev.json"
     bad.write_text("[1, 2", encoding="utf-8")

@@ -8,6 +8,7 @@ import streamlit as st
 from app_pages import url_state
 from app_pages.charts import bar_figure, grid, histogram_figure
 from app_pages.common import counted, db_path, md, selected, shared_workspace, user_name
+from app_pages.datasets.versions import pick_version
 from app_pages.distribution_chart import distribution_figure
 from app_pages.html_view import show_html
 from app_pages.keys import Datasets as K
@@ -55,11 +56,11 @@ def _pick_split(ws: Workspace, datasets: list[DatasetInfo]) -> DatasetInfo:
     tasks = sorted({d.task for d in datasets}, key=list(REGISTRY).index)
     c1, c2 = st.columns(2)
     task_name = c1.selectbox("Task", tasks, key=K.TASK, format_func=lambda t: f"{t} · {get_task(t).family.value}")
-    splits = [d.split for d in datasets if d.task == task_name]
+    splits = list(dict.fromkeys(d.split for d in datasets if d.task == task_name))
     if st.session_state.get(K.SPLIT) not in splits:
         st.session_state[K.SPLIT] = "dev" if "dev" in splits else splits[0]
     split = c2.selectbox("Split", splits, key=K.SPLIT)
-    return ws.datasets.find(task_name, split)
+    return pick_version(ws, task_name, split)
 
 
 def summary_figures(stats: DatasetStats, task: TaskSpec) -> list[go.Figure]:

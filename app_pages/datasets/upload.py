@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import md, page_failure, read_only, read_only_notice
+from app_pages.datasets.versions import open_version
 from app_pages.keys import Datasets as K
 from app_pages.uploads import upload_limit_bytes, validated_upload
 from cblue_core.io.writers import detect_line_ending
@@ -43,4 +44,5 @@ def render(ws: Workspace) -> None:
         else:
             st.success(md(stored.message))
             st.session_state[K.TASK], st.session_state[K.SPLIT] = rep.task, split
+            open_version(rep.task, split, stored.dataset_id)   # for this session; others keep the default
             st.rerun()

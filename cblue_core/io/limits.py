@@ -12,12 +12,19 @@ import stat
 from itertools import accumulate
 from pathlib import Path
 
+from ..records import Example
 from .errors import Defect, FileRefused
 
 MAX_FILE_BYTES = 1 << 30          # 1 GiB; the app passes its (smaller) upload limit instead
 MAX_JSON_DEPTH = 64
 MAX_INT_DIGITS = 100
 MAX_XLSX_MEMBER_BYTES = 256 << 20  # uncompressed size of one member of an .xlsx workbook
+# Per record (the real files: at most 84 entities, nested 3 deep, and 32 triples in one record).
+# One crafted record under these still renders in a bounded time; far over them it is no text
+# a person annotated, and every page that lists or draws it would pay for it.
+MAX_SPANS_PER_RECORD = 1_000
+MAX_NESTING_PER_RECORD = 16
+MAX_TRIPLES_PER_RECORD = 500
 
 
 def human_size(n: int) -> str:
@@ -121,3 +128,16 @@ def check_json_depth(data: bytes, label: str, max_depth: int = MAX_JSON_DEPTH) -
     raise FileRefused([Defect(
         label, f"JSON nested deeper than {max_depth} levels of arrays and objects", line=line,
         code="limit", expected=f"at most {max_depth} levels; the CBLUE files use at most 5")])
+
+
+# ---------------------------------------------------------------- per-record annotation counts
+
+
+def record_over_limits(ex: Example) -> list[tuple[str, int, int]]:
+    """(what, count, limit) for each per-record bound ``ex`` passes: spans (its own and its
+    turns'), their nesting depth, triples."""
+    spans = len(ex.spans) + sum(len(t.spans) for t in ex.turns)
+    counts = (("spans", spans, MAX_SPANS_PER_RECORD),
+              ("levels of nested spans", ex.depth, MAX_NESTING_PER_RECORD),
+              ("triples", len(ex.triples), MAX_TRIPLES_PER_RECORD))
+    return [(what, count, limit) for what, count, limit in counts if count > limit]

@@ -20,7 +20,7 @@ from ..tasks import CONTAINER_DESCRIPTIONS, REGISTRY, TaskSpec, get_task, infer_
 from .codecs import Codec, DecodeContext, RecordError, codec_for
 from .errors import Defect, FileRefused, short_error
 from .jsonfile import RawFile, read_raw
-from .limits import MAX_FILE_BYTES
+from .limits import MAX_FILE_BYTES, record_over_limits
 from .offsets import INCLUSIVE, NONE, OffsetItem, detect_convention
 
 MAX_DEFECTS = 200  # per kind, so a broken 60k-record file still gives a readable report
@@ -182,11 +182,18 @@ def _decode_all(raw: RawFile, spec: TaskSpec, report: ValidationReport, predicti
                     raw.name, f"the record has an unexpected shape ({type(exc).__name__}: {short_error(exc)})",
                     record=i, line=raw.lines[i], code="structure", expected=f"a {spec.name} record"))
             continue
+        over = record_over_limits(ex)
+        if over:
+            if len(report.errors) < MAX_DEFECTS:
+                report.errors.append(Defect(
+                    raw.name, "the record has " + ", ".join(f"{n:,} {what}" for what, n, _ in over),
+                    record=i, line=raw.lines[i], field=codec.gold_field(spec), code="limit",
+                    expected="; ".join(f"at most {limit:,} {what} per record" for what, _, limit in over)))
+            continue
         examples.append(ex)
         _count_labels(ex, labels)
         report.annotations += ex.annotation_count
-        depth = ex.depth
-        report.max_nesting_depth = max(report.max_nesting_depth, depth)
+        report.max_nesting_depth = max(report.max_nesting_depth, ex.depth)
         if ex.key in keys and spec.key_field:
             ctx.warn(f"duplicate {spec.key_field} {ex.key[:40]!r} (first at record {keys[ex.key]})",
                      field=spec.key_field, code="duplicate_key")

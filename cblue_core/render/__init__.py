@@ -2,8 +2,9 @@
 (:mod:`app_pages.html_view`)."""
 from .example import RENDERERS, comparison_html, example_html
 from .marks import MARK_STYLES, mark_style
+from .mentions import Mention, find_all, locate_mentions
 from .palette import PALETTE, Colour, color_for
-from .relations import Mention, find_all, locate_mentions, relations_html
+from .relations import relations_html
 from .spans import assign_levels, legend_html, spans_html, valid_spans
 
 __all__ = [

@@ -42,6 +42,7 @@ border-radius:.3em;border:1px solid #eaeef2}
 .cbr .cbr-bar{position:absolute;left:0;right:0;height:0;border-top:.26em solid var(--cbr-bd,#6e7781)}
 .cbr .cbr-bs{left:.1em}
 .cbr .cbr-be{right:.1em}
+.cbr .cbr-more{border-top:.26em dotted #8c959f}
 .cbr .cbr-lbl{position:absolute;left:0;top:.05em;font-size:.58em;line-height:1.2;padding:0 .3em;
 white-space:nowrap;background:var(--cbr-bg,#f6f8fa);border:1px solid var(--cbr-bd,#6e7781);
 border-radius:.3em;color:#1f2328;z-index:1;font-weight:600}

@@ -5,8 +5,8 @@ from collections.abc import Callable, Sequence
 
 from ..records import Event, Span
 from .base import document, esc, heading
+from .mentions import find_all
 from .palette import colour_by_index
-from .relations import find_all
 from .spans import SpanStyle, spans_body
 
 

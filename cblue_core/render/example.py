@@ -12,7 +12,9 @@ from ..records import Example, Span
 from ..tasks import Kind, TaskSpec
 from . import kinds
 from .base import RenderContext, document, esc, section, text_block
-from .relations import relation_marks, render_relations
+from .bounds import bounded
+from .relation_marks import relation_marks
+from .relations import render_relations
 
 Renderer = Callable[[Example, TaskSpec, RenderContext], str]
 
@@ -38,8 +40,9 @@ def renderer_for(task: TaskSpec) -> Renderer:
 
 def example_body(example: Example, task: TaskSpec, *, big: bool = False,
                  marks: Mapping[Span, str] | None = None) -> str:
-    """The fragment (no stylesheet) of one example."""
-    return renderer_for(task)(example, task, RenderContext(big=big, marks=dict(marks or {})))
+    """The fragment (no stylesheet) of one example, within :data:`~.bounds.MAX_HTML_CHARS`."""
+    body = renderer_for(task)(example, task, RenderContext(big=big, marks=dict(marks or {})))
+    return bounded(body, example.text)
 
 
 def example_html(example: Example, task: TaskSpec, *, big: bool = False,
@@ -57,7 +60,7 @@ def comparison_html(gold: Example, pred: Example, task: TaskSpec, *,
     """Gold above prediction, both with the kind's renderer; ``marks`` apply to both (a gold
     span marked ``missed`` shows in the gold view, a ``spurious`` one in the prediction view).
     Relations are marked on their arcs by matching the gold and predicted triples
-    (:func:`~cblue_core.render.relations.relation_marks`)."""
+    (:func:`~cblue_core.render.relation_marks.relation_marks`)."""
     marks = dict(marks or {})
     ctx = RenderContext(big=big, marks=marks)
     render = renderer_for(task)
@@ -67,6 +70,7 @@ def comparison_html(gold: Example, pred: Example, task: TaskSpec, *,
         pred_html = render_relations(pred, task, ctx, marks=pmarks)
     else:
         gold_html, pred_html = render(gold, task, ctx), render(pred, task, ctx)
+    gold_html, pred_html = bounded(gold_html, gold.text), bounded(pred_html, pred.text)
     out = ['<div class="cbr-cmp-h">标准答案 / Gold</div>', gold_html,
            '<div class="cbr-cmp-h">模型预测 / Prediction</div>', pred_html]
     if gold.label != pred.label and (gold.label or pred.label):

@@ -9,9 +9,15 @@ The text is cut at every span boundary (and at line breaks) into segments; each 
 is an ``inline-block`` carrying one absolutely-positioned bar per covering span, so long Chinese
 sentences still wrap between segments. Everything from data is escaped; colours come from the
 palette classes; bar positions are numbers computed here.
+
+The output is linear in the text and the spans, whatever they are: a segment carries at most
+:data:`MAX_LAYERS` bars (deeper spans are counted in a "+n" marker), a mention is written once
+per span, tooltips are clipped, and one fragment stays under :data:`MAX_HTML_CHARS` characters
+(:mod:`.bounds`).
 """
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +25,7 @@ from dataclasses import dataclass
 from ..records import Span
 from ..tasks import Label
 from .base import chip, document, esc, label_title
+from .bounds import LABEL_MAX, MAX_HTML_CHARS, MAX_LAYERS, SEGMENT_ENTRY_MAX, SEGMENT_TIP_MAX, TIP_MAX, clip
 from .marks import MARK_STYLES, MarkStyle, mark_style
 from .palette import Colour, color_for
 
@@ -60,12 +67,14 @@ def label_width(label: str) -> int:
     return max(1, int(em + 0.99))
 
 
-def assign_levels(spans: Sequence[Span], widths: Sequence[int] | None = None) -> list[int]:
+def assign_levels(spans: Sequence[Span], widths: Sequence[int] | None = None,
+                  cap: int | None = None) -> list[int]:
     """A level per span such that overlapping spans never share one (shortest first).
 
     With ``widths`` (each span's label width in characters, see :func:`label_width`) a span
     also keeps its level free of the label of a span starting just before it, so labels on
-    one level never overlap.
+    one level never overlap. With ``cap``, a span that finds no free level below ``cap`` gets
+    ``cap`` (not drawn) and takes no room; the levels below are those of the uncapped layout.
     """
     def reach(i: int) -> int:
         s = spans[i]
@@ -74,15 +83,26 @@ def assign_levels(spans: Sequence[Span], widths: Sequence[int] | None = None) ->
     order = sorted(range(len(spans)),
                    key=lambda i: (spans[i].end - spans[i].start, spans[i].start, str(spans[i].type)))
     levels = [0] * len(spans)
-    placed: list[int] = []
+    # Per level, the [start, reach) intervals placed there: disjoint, so sorted by start they are
+    # sorted by reach too, and the one starting last before a new interval's reach is the only
+    # one that can overlap it (a bisection instead of a scan of every span placed).
+    starts: list[list[int]] = []
+    reaches: list[list[int]] = []
     for i in order:
-        s, r = spans[i], reach(i)
-        used = {levels[j] for j in placed if spans[j].start < r and s.start < reach(j)}
+        a, r = spans[i].start, reach(i)
         lvl = 0
-        while lvl in used:
+        while cap is None or lvl < cap:
+            if lvl == len(starts):
+                starts.append([a])
+                reaches.append([r])
+                break
+            k = bisect.bisect_left(starts[lvl], r)
+            if k == 0 or reaches[lvl][k - 1] <= a:
+                starts[lvl].insert(k, a)
+                reaches[lvl].insert(k, r)
+                break
             lvl += 1
         levels[i] = lvl
-        placed.append(i)
     return levels
 
 
@@ -105,14 +125,21 @@ def _boundaries(text: str, spans: Sequence[Span]) -> list[int]:
 
 
 def spans_body(text: str, spans: Iterable[Span], style_of: Callable[[Span, str], SpanStyle], *,
-               marks: Mapping[Span, str] | None = None) -> str:
-    """The text with its spans as a fragment (no stylesheet); used by every renderer."""
+               marks: Mapping[Span, str] | None = None, max_chars: int = MAX_HTML_CHARS) -> str:
+    """The text with its spans as a fragment (no stylesheet); used by every renderer.
+
+    Whatever the spans, the fragment stays linear in the text and the spans and under about
+    ``max_chars`` characters: a segment draws at most :data:`MAX_LAYERS` bars plus a "+n" marker
+    for the deeper spans covering it, a mention is written once per span (in its label's
+    tooltip, clipped), and once the bound is near the rest of the text is written plain; a note
+    says how many spans were not drawn and why.
+    """
     marks = marks or {}
     kept, skipped = valid_spans(text, spans)
     styles = [style_of(s, text[s.start:s.end]) for s in kept]
     mstyles: list[MarkStyle | None] = [mark_style(marks[s]) if s in marks else None for s in kept]
-    levels = assign_levels(kept, [label_width((f"{m.symbol} " if m else "") + st.short)
-                                  for st, m in zip(styles, mstyles)])
+    shorts = [clip((f"{m.symbol} " if m else "") + st.short, LABEL_MAX) for st, m in zip(styles, mstyles)]
+    levels = assign_levels(kept, [label_width(x) for x in shorts], cap=MAX_LAYERS)
     tips = []
     for s, st, m in zip(kept, styles, mstyles):
         tip = st.tooltip
@@ -120,7 +147,7 @@ def spans_body(text: str, spans: Iterable[Span], style_of: Callable[[Span, str],
             raw = str(marks[s])
             name = f"{m.zh} / {m.en}" if m.key != "other" else f"{raw}"
             tip += f" [{m.symbol} {name}]"
-        tips.append(tip)
+        tips.append(clip(tip, TIP_MAX))
 
     starting: dict[int, list[int]] = {}
     ending: dict[int, list[int]] = {}
@@ -128,49 +155,112 @@ def spans_body(text: str, spans: Iterable[Span], style_of: Callable[[Span, str],
         starting.setdefault(s.start, []).append(i)
         ending.setdefault(s.end, []).append(i)
 
-    bounds = _boundaries(text, kept)
-    active: set[int] = set()
+    plain = esc(text)
+    reserve = 4_000  # the notes below the text
+    if len(plain) > max_chars - reserve:
+        shown = _plain_prefix(text, max_chars - reserve)
+        note = (f'<div class="cbr-note">文本过长，只显示前 {shown:,} 个字符，未画片段 / the text is '
+                f'{len(text):,} characters long: its first {shown:,} are shown, with no spans '
+                f'drawn ({len(kept):,} not drawn)</div>')
+        return f'<div class="cbr-text">{esc(text[:shown])}</div>{note}'
+    budget = max_chars - reserve - len(plain)   # characters of markup the bars may add
+
+    # The spans drawn over a segment all overlap, so they have distinct levels < MAX_LAYERS:
+    # one slot per level holds them, and deeper ones are only counted.
+    slots: list[int | None] = [None] * MAX_LAYERS
+    hidden = 0
+    cut_at: int | None = None
     out: list[str] = ['<div class="cbr-text">']
-    for a, b in itertools.pairwise(bounds):
+    for a, b in itertools.pairwise(_boundaries(text, kept)):
         for i in ending.get(a, ()):
-            active.discard(i)
+            if levels[i] < MAX_LAYERS:
+                slots[levels[i]] = None
+            else:
+                hidden -= 1
+        new_hidden = 0
         for i in starting.get(a, ()):
-            active.add(i)
+            if levels[i] < MAX_LAYERS:
+                slots[levels[i]] = i
+            else:
+                hidden += 1
+                new_hidden += 1
         piece = text[a:b]
-        if not active or piece in ("\n", "\r", "\r\n"):
+        act = [i for i in slots if i is not None]
+        if cut_at is not None or (not act and not hidden) or piece in ("\n", "\r", "\r\n"):
             out.append(esc(piece))
             continue
-        act = sorted(active, key=lambda i: levels[i])
-        deepest = max(levels[i] for i in act)
-        pad = TOP_EM - 0.7 + deepest * STEP_EM
-        bars = []
-        for i in act:
-            s = kept[i]
-            cls = ["cbr-bar", styles[i].colour.css_class]
-            if s.start == a:
-                cls.append("cbr-bs")
-            if s.end == b:
-                cls.append("cbr-be")
-            m = mstyles[i]
-            if m is not None:
-                cls.append(m.css_class)
-            label = ""
-            if s.start == a:
-                sym = f"{m.symbol} " if m is not None else ""
-                label = f'<span class="cbr-lbl">{esc(sym + styles[i].short)}</span>'
-            top = TOP_EM + levels[i] * STEP_EM
-            bars.append(f'<span class="{" ".join(cls)}" style="top:{top:.2f}em" '
-                        f'title="{esc(tips[i])}">{label}</span>')
-        seg_tip = "\n".join(tips[i] for i in act)
-        out.append(f'<span class="cbr-seg" style="padding-bottom:{pad:.2f}em" '
-                   f'title="{esc(seg_tip)}">{esc(piece)}{"".join(bars)}</span>')
+        seg = _segment(piece, a, b, act, hidden, new_hidden, kept, levels, styles, mstyles,
+                       shorts, tips)
+        extra = len(seg) - len(esc(piece))
+        if extra > budget:
+            cut_at = a
+            out.append(esc(piece))
+            continue
+        budget -= extra
+        out.append(seg)
     out.append("</div>")
+    deep = sum(1 for lvl in levels if lvl >= MAX_LAYERS)
+    if deep:
+        out.append(f'<div class="cbr-note">{deep:,} 个片段嵌套超过 {MAX_LAYERS} 层，未画出（标记为 +n） / '
+                   f'{deep:,} span(s) not drawn: more than {MAX_LAYERS} layers deep (marked +n '
+                   f'under the text)</div>')
+    if cut_at is not None:
+        late = sum(1 for s, lvl in zip(kept, levels) if s.end > cut_at and lvl < MAX_LAYERS)
+        out.append(f'<div class="cbr-note">{late:,} 个片段从第 {cut_at:,} 个字符起未画出 / {late:,} '
+                   f'span(s) not drawn (or drawn only in part) from character {cut_at:,} on: the '
+                   f'example would pass {max_chars:,} characters of HTML</div>')
     if skipped:
         listed = ", ".join(f"[{s.start}, {s.end}) {s.type} {s.text!r}" for s in skipped[:10])
         more = f" … (+{len(skipped) - 10})" if len(skipped) > 10 else ""
         out.append(f'<div class="cbr-note">跳过 {len(skipped)} 个无效片段 / {len(skipped)} invalid '
-                   f'span(s) skipped (empty or outside the text): {esc(listed)}{esc(more)}</div>')
+                   f'span(s) skipped (empty or outside the text): {esc(clip(listed, 1_000))}'
+                   f'{esc(more)}</div>')
     return "".join(out)
+
+
+def _plain_prefix(text: str, limit: int) -> int:
+    """How many characters of ``text`` fit, escaped, in ``limit`` characters."""
+    used = 0
+    for k, ch in enumerate(text):
+        used += len(esc(ch)) if ch in "&<>\"'" else 1
+        if used > limit:
+            return k
+    return len(text)
+
+
+def _segment(piece: str, a: int, b: int, act: Sequence[int], hidden: int, new_hidden: int,
+             kept: Sequence[Span], levels: Sequence[int], styles: Sequence[SpanStyle],
+             mstyles: Sequence[MarkStyle | None], shorts: Sequence[str], tips: Sequence[str]) -> str:
+    """One covered segment: the text with at most MAX_LAYERS bars and the "+n" marker."""
+    deepest = MAX_LAYERS if hidden else max(levels[i] for i in act)
+    pad = TOP_EM - 0.7 + deepest * STEP_EM
+    bars = []
+    for i in act:
+        s = kept[i]
+        cls = ["cbr-bar", styles[i].colour.css_class]
+        if s.start == a:
+            cls.append("cbr-bs")
+        if s.end == b:
+            cls.append("cbr-be")
+        m = mstyles[i]
+        if m is not None:
+            cls.append(m.css_class)
+        top = TOP_EM + levels[i] * STEP_EM
+        if s.start == a:  # the span's own tooltip, once, on the piece that carries its label
+            bars.append(f'<span class="{" ".join(cls)}" style="top:{top:.2f}em" title="{esc(tips[i])}">'
+                        f'<span class="cbr-lbl">{esc(shorts[i])}</span></span>')
+        else:
+            bars.append(f'<span class="{" ".join(cls)}" style="top:{top:.2f}em"></span>')
+    seg_tip = clip("\n".join(clip(tips[i], SEGMENT_ENTRY_MAX) for i in act), SEGMENT_TIP_MAX)
+    if hidden:
+        more = (f"另有 {hidden:,} 个片段覆盖此处，嵌套过深未画出 / {hidden:,} more span(s) here, "
+                f"deeper than {MAX_LAYERS} layers, not drawn")
+        seg_tip = f"{seg_tip}\n{more}" if seg_tip else more
+        top = TOP_EM + MAX_LAYERS * STEP_EM
+        label = f'<span class="cbr-lbl">+{hidden:,}</span>' if new_hidden else ""
+        bars.append(f'<span class="cbr-bar cbr-more" style="top:{top:.2f}em">{label}</span>')
+    return (f'<span class="cbr-seg" style="padding-bottom:{pad:.2f}em" '
+            f'title="{esc(seg_tip)}">{esc(piece)}{"".join(bars)}</span>')
 
 
 def _codes(labels: Iterable[object] | None) -> list[object]:

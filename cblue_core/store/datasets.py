@@ -81,9 +81,11 @@ class DatasetStore:
 
     def ingest(self, loaded: LoadedDataset | PreparedDataset, name: str | None = None,
                source: str | None = None, split: str | None = None,
-               line_ending: str | None = None) -> IngestResult:
+               line_ending: str | None = None, make_default: bool = False) -> IngestResult:
         """Store a validated dataset in one transaction; the same content twice is not duplicated.
 
+        The first dataset of a task split becomes its default (what :meth:`find` gives and every
+        visitor opens); a later one is another version of the split, unless ``make_default``.
         ``line_ending``: the file's ("lf", "crlf", "cr"; :func:`detect_line_ending` of its bytes),
         for a caller that validated bytes; by default it is found when the dataset is prepared."""
         prepared = loaded if isinstance(loaded, PreparedDataset) else prepare(loaded)
@@ -96,8 +98,11 @@ class DatasetStore:
         split = split or rep.split or "dev"
         existing = self.find_by_hash(rep.task, split, rep.sha256)
         if existing is not None:
+            if make_default:
+                self.make_default(existing)
             return IngestResult(existing, False, rep.records,
-                                f"{rep.file} is already in the workspace (dataset {existing})")
+                                f"{rep.file} is already in the workspace (dataset {existing})"
+                                + (", now the default" if make_default else ""))
         tables = prepared.tables()
         n = tables["examples"].num_rows
         with self.db.transaction():
@@ -110,8 +115,14 @@ class DatasetStore:
                  json.dumps(rep.to_json(), ensure_ascii=False), line_ending]))
             for table, arrow in tables.items():
                 self.db.insert_arrow(table, arrow, prefix_sql="? AS dataset_id,", params=[dataset_id])
+            verb = "INSERT OR REPLACE" if make_default else "INSERT OR IGNORE"
+            self.db.execute(f"{verb} INTO default_datasets (task, split, dataset_id) VALUES (?,?,?)",
+                            [rep.task, split, dataset_id])
+            default = self._default_id(rep.task, split)
+        note = "" if default == dataset_id else (f" (another version of the split: dataset {default} "
+                                                 "stays the one everyone opens)")
         return IngestResult(dataset_id, True, n,
-                            f"stored {n} records of {rep.task} {split} as dataset {dataset_id}")
+                            f"stored {n} records of {rep.task} {split} as dataset {dataset_id}{note}")
 
     def delete(self, dataset_id: int) -> None:
         """Remove a dataset with its gold, annotation history and runs."""
@@ -125,7 +136,12 @@ class DatasetStore:
                 self.db.execute(f"DELETE FROM {table} WHERE run_id IN "
                                 "(SELECT run_id FROM runs WHERE dataset_id=?)", [dataset_id])
             self.db.execute("DELETE FROM runs WHERE dataset_id=?", [dataset_id])
+            self.db.execute("DELETE FROM default_datasets WHERE dataset_id=?", [dataset_id])
             self.db.execute("DELETE FROM datasets WHERE dataset_id=?", [dataset_id])
+            # a split losing its default gets its first remaining dataset, stored, so that the next
+            # dataset ingested is not taken for the split's first
+            self.db.execute("INSERT OR IGNORE INTO default_datasets (task, split, dataset_id) "
+                            "SELECT task, split, min(dataset_id) FROM datasets GROUP BY task, split")
 
     # ------------------------------------------------------------------ reading
     def all(self, task: str | None = None) -> list[DatasetInfo]:
@@ -141,10 +157,29 @@ class DatasetStore:
     def get(self, dataset_id: int) -> DatasetInfo | None:
         return next((d for d in self.all() if d.dataset_id == dataset_id), None)
 
+    def versions(self, task: str, split: str) -> list[DatasetInfo]:
+        """Every dataset of a task split, the first ingested first."""
+        return [d for d in self.all(task) if d.split == split]
+
     def find(self, task: str, split: str) -> DatasetInfo | None:
-        """The most recently ingested dataset for a task split."""
-        matches = [d for d in self.all(task) if d.split == split]
-        return matches[-1] if matches else None
+        """The default dataset of a task split: the one chosen (:meth:`make_default`), else the
+        first ingested. Never merely the latest: an upload must not change what others open."""
+        matches = self.versions(task, split)
+        chosen = self._default_id(task, split)
+        return next((d for d in matches if d.dataset_id == chosen), matches[0] if matches else None)
+
+    def make_default(self, dataset_id: int) -> DatasetInfo:
+        """Make a dataset the one its task split opens for everyone."""
+        info = self.get(dataset_id)
+        if info is None:
+            raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
+        self.db.execute("INSERT OR REPLACE INTO default_datasets (task, split, dataset_id) VALUES (?,?,?)",
+                        [info.task, info.split, dataset_id])
+        return info
+
+    def _default_id(self, task: str, split: str) -> int | None:
+        row = self.db.one("SELECT dataset_id FROM default_datasets WHERE task=? AND split=?", [task, split])
+        return int(row[0]) if row else None
 
     def report(self, dataset_id: int) -> dict[str, Any]:
         row = self.db.one("SELECT report FROM datasets WHERE dataset_id=?", [dataset_id])

@@ -1,8 +1,9 @@
 """The workspace schema. Every table and column the product stores is declared here."""
 
 # 1: the first schema; 2: the marker names the application (see versioning.py);
-# 3: datasets.line_ending (the line ending of the ingested file, written back by exports).
-SCHEMA_VERSION = 3
+# 3: datasets.line_ending (the line ending of the ingested file, written back by exports);
+# 4: default_datasets (which dataset of a task split everyone opens).
+SCHEMA_VERSION = 4
 
 DDL = """
 CREATE SEQUENCE IF NOT EXISTS dataset_ids START 1;
@@ -149,6 +150,20 @@ CREATE TABLE IF NOT EXISTS slices (
     created_at TIMESTAMP DEFAULT current_timestamp
 );
 """
+
+DEFAULT_DATASETS_DDL = """
+-- Which dataset of a task split opens by default, for every visitor: the first ingested, until
+-- `ingest --make-default` or the Datasets page's admin control chooses another. A later upload
+-- is another version of the split, opened by its uploader's session only.
+CREATE TABLE IF NOT EXISTS default_datasets (
+    task VARCHAR NOT NULL,
+    split VARCHAR NOT NULL,
+    dataset_id INTEGER NOT NULL,
+    chosen_at TIMESTAMP DEFAULT current_timestamp,
+    PRIMARY KEY (task, split)
+);
+"""
+DDL += DEFAULT_DATASETS_DDL  # apart, for the migration to version 4 that adds it
 
 # The columns a user's SQL predicate may use (Datasets filter, saved slices), with their types.
 EXAMPLE_COLUMN_TYPES = {

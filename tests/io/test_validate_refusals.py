@@ -6,6 +6,7 @@ import json
 import pytest
 
 from cblue_core.io.errors import FileRefused
+from cblue_core.io.limits import MAX_NESTING_PER_RECORD, MAX_SPANS_PER_RECORD, MAX_TRIPLES_PER_RECORD
 from cblue_core.io.validate import load, validate
 
 GOOD = [{"text": "呼吸肌麻痹和呼吸中枢受累", "entities": [
@@ -130,3 +131,49 @@ def test_bad_json_line_in_jsonl(tmp_path):
 def test_unknown_task_without_hint(tmp_path):
     rep = validate(write(tmp_path, "mystery.json", json.dumps([{"foo": 1}]))).report
     assert not rep.ok and rep.errors[0].code == "task"
+
+
+def _nested_cmeee(n: int) -> list[dict]:
+    text = "字" * 2000
+    return [GOOD[0], {"text": text, "entities": [
+        {"start_idx": 0, "end_idx": i - 1, "type": "dis", "entity": text[:i]} for i in range(1, n + 1)]}]
+
+
+def test_deeply_nested_record_is_refused_naming_record_line_and_field(tmp_path):
+    ok = validate(write(tmp_path, "CMeEE_dev.json",
+                        json.dumps(_nested_cmeee(MAX_NESTING_PER_RECORD), ensure_ascii=False))).report
+    assert ok.ok and ok.max_nesting_depth == MAX_NESTING_PER_RECORD
+    text = "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False) for r in _nested_cmeee(800)) + "\n]"
+    rep = validate(write(tmp_path, "CMeEE_dev.json", text)).report
+    assert not rep.ok
+    err = rep.errors[0]
+    assert err.code == "limit" and err.record == 1 and err.line == 3 and err.field == "entities"
+    assert "800 levels of nested spans" in err.message
+    assert f"at most {MAX_NESTING_PER_RECORD} levels of nested spans per record" in err.expected
+    assert "record 1" in str(err) and "CMeEE_dev.json" in str(err)
+
+
+def test_too_many_spans_in_one_record_are_refused(tmp_path):
+    n = MAX_SPANS_PER_RECORD + 1
+    text = "甲乙" * n
+    rec = {"text": text, "entities": [{"start_idx": 2 * i, "end_idx": 2 * i, "type": "sym", "entity": "甲"}
+                                      for i in range(n)]}
+    rep = validate(write(tmp_path, "CMeEE_dev.json", json.dumps([rec], ensure_ascii=False))).report
+    assert not rep.ok
+    err = rep.errors[0]
+    assert err.code == "limit" and err.record == 0 and f"{n:,} spans" in err.message
+    assert "levels" not in err.message  # flat: only the span count is over
+
+
+def test_too_many_triples_in_one_record_are_refused(tmp_path):
+    n = MAX_TRIPLES_PER_RECORD + 1
+    good = {"text": "甲病乙症", "spo_list": [{"Combined": False, "predicate": "临床表现", "subject": "甲病",
+                                           "subject_type": "疾病", "object": {"@value": "乙症"},
+                                           "object_type": {"@value": "症状"}}]}
+    bad = dict(good, spo_list=good["spo_list"] * n)
+    lines = "\n".join(json.dumps(r, ensure_ascii=False) for r in (good, good, bad))
+    rep = validate(write(tmp_path, "CMeIE_dev.json", lines)).report
+    assert not rep.ok
+    err = rep.errors[0]
+    assert err.code == "limit" and err.record == 2 and err.line == 3 and err.field == "spo_list"
+    assert f"{n:,} triples" in err.message

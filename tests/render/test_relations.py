@@ -6,19 +6,18 @@ import pytest
 from cblue_core.io.validate import load
 from cblue_core.records import Example, Triple
 from cblue_core.render import comparison_html, example_html
-from cblue_core.render.relations import (
+from cblue_core.render.bounds import MAX_ARCS, MAX_LAYERS, MAX_OCCURRENCES
+from cblue_core.render.mentions import closest_pair, find_all, locate_mentions
+from cblue_core.render.relation_layout import (
     LINE_EM,
     RelationLayout,
     char_em,
-    closest_pair,
-    find_all,
     layout_relations,
     level_intervals,
-    locate_mentions,
-    relation_marks,
-    relations_html,
     wrap_lines,
 )
+from cblue_core.render.relation_marks import relation_marks
+from cblue_core.render.relations import relations_html
 from cblue_core.tasks import get_task
 from tests.conftest import SAMPLE_DATA
 
@@ -301,3 +300,43 @@ def test_relation_marks_and_comparison_arcs():
     assert "cbr-m-spurious" in pred and "cbr-m-spurious" not in gold.split("</style>", 1)[1]
     assert "○ 并发症" in gold and "+ 病因" in pred and "≠ 临床表现" in gold
     assert "漏检 / missed" in gold and "多检 / spurious" in pred  # legends
+
+
+# ---------------------------------------------------------------- hostile records
+
+
+def _nested_triples(n: int) -> tuple[str, list[Triple]]:
+    rng = random.Random(1)
+    text = "".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(2000))
+    return text, [Triple(text[:k + 1], "临床表现", text[:k + 2], "疾病", "症状") for k in range(n)]
+
+
+def test_nested_mentions_html_stays_linear_in_the_record():
+    text, triples = _nested_triples(200)
+    size = len(text) + sum(len(t.subject) + len(t.object) for t in triples)
+    out = relations_html(text, triples)
+    assert len(out) < 25 * size, len(out) / size   # every covering mention on every run: ~290x
+    runs = out.split('class="cbr-rl-r')[1:]
+    assert runs and all(r.split("</span></span>")[0].count('class="cbr-bar ') <= MAX_LAYERS + 1 for r in runs)
+    assert "not drawn" in out
+    check_html(out)
+
+
+def test_a_mention_at_every_offset_is_marked_a_bounded_number_of_times():
+    text = "字" * 300
+    triples = [Triple("字" * (k % 5 + 1), "临床表现", "字" * (k % 7 + 1), "疾病", "症状") for k in range(10)]
+    out = relations_html(text, triples)
+    assert f"occurs more than {MAX_OCCURRENCES} times" in out
+    assert out.count('class="cbr-lbl"') < 10 * MAX_OCCURRENCES
+    assert len(out) < 200_000    # every occurrence drawn with its tooltip: 13 MB for 25 triples
+    check_html(out)
+
+
+def test_arcs_drawn_for_the_first_triples_only_and_all_listed():
+    text = "甲病伴乙症。"
+    triples = [Triple("甲病", f"p{k}", "乙症", "疾病", "症状") for k in range(MAX_ARCS + 3)]
+    out = relations_html(text, triples)
+    assert {k for arcs in arcs_in(out) for k in arcs} == set(range(MAX_ARCS))
+    assert out.count("no arc: only the first") == 3
+    assert f"{MAX_ARCS + 3:,} triples: arcs are drawn for the first {MAX_ARCS}" in out
+    assert out.count("<tr>") == MAX_ARCS + 4      # the header and every triple

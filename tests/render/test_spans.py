@@ -3,8 +3,16 @@ import random
 import pytest
 
 from cblue_core.records import Span
+from cblue_core.render.bounds import MAX_HTML_CHARS, MAX_LAYERS
 from cblue_core.render.marks import MARK_STYLES, mark_style
-from cblue_core.render.spans import assign_levels, legend_html, spans_html, valid_spans
+from cblue_core.render.spans import (
+    assign_levels,
+    legend_html,
+    span_styler,
+    spans_body,
+    spans_html,
+    valid_spans,
+)
 from cblue_core.tasks import CMEEE_TYPES
 
 from .helpers import BOLD, EVIL, IMG, QUOTE, SCRIPT, check_html, visible_text
@@ -152,3 +160,49 @@ def test_adjacent_labels_do_not_overlap_on_one_level():
     widths = [label_width(s.type) for s in spans]
     assert widths[0] > 2
     assert assign_levels(spans, widths) == [0, 1, 0]
+
+
+def _nested(n: int, length: int = 2000) -> tuple[str, list[Span]]:
+    text = "字" * length
+    return text, [Span(0, i, "dis", text[:i]) for i in range(1, n + 1)]
+
+
+def test_nested_spans_html_grows_linearly_and_stays_bounded():
+    sizes = {n: len(spans_html(*_nested(n))) for n in (100, 200)}
+    assert sizes[200] < 2.2 * sizes[100], sizes  # drawing every covering span made it ~7x
+    text, spans = _nested(1000)   # 721 MB of HTML before
+    out = spans_html(text, spans)
+    assert len(out) < MAX_HTML_CHARS
+    assert visible_text(out).startswith(text)
+    assert "992 span(s) not drawn" in out
+
+
+def test_spans_deeper_than_the_layers_are_counted_not_drawn():
+    text, spans = _nested(MAX_LAYERS + 12, 40)
+    out = spans_html(text, spans)
+    segments = out.split('class="cbr-seg"')[1:]
+    assert segments and all(seg.count('class="cbr-bar ') <= MAX_LAYERS + 1 for seg in segments)
+    assert out.count('class="cbr-lbl"') == MAX_LAYERS + 1   # one label per drawn span, one "+n"
+    assert '<span class="cbr-lbl">+12</span>' in out
+    assert "12 span(s) not drawn: more than 8 layers deep" in out
+    check_html(out)
+
+
+def test_a_long_mention_is_written_once():
+    rng = random.Random(3)
+    text = "".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(500))
+    out = spans_html(text, [Span(0, 300, "dis", text[:300])])
+    # once, in the tooltip of the bar's label (the text itself is cut into segments)
+    assert out.count(text[100:160]) == 1
+    assert len(_titles(out)) < 60
+
+
+def test_html_bound_draws_the_rest_plain_with_a_note():
+    text = "甲乙" * 1000
+    spans = [Span(2 * i, 2 * i + 1, "sym") for i in range(1000)]
+    out = spans_body(text, spans, span_styler(), max_chars=30_000)
+    assert len(out) <= 30_000
+    assert "".join(check_html(out).text).startswith(text)
+    drawn = out.count('class="cbr-lbl"')
+    assert 0 < drawn < 1000
+    assert f"{1000 - drawn:,} span(s) not drawn (or drawn only in part) from character" in out

@@ -61,7 +61,26 @@ def test_version_2_workspace_gains_the_line_ending_column(tmp_path, cmeee_file):
     ingest_file(ws, cmeee_file, split="train")         # new ingests record it
     assert [ws.datasets.line_ending(d.dataset_id) for d in ws.datasets.all()][-1] == "lf"
     ws.close()
-    assert marker(path) == {"app": APP_MARKER, "schema_version": "3"} and SCHEMA_VERSION == 3
+    assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
+
+
+def test_version_3_workspace_keeps_its_first_dataset_of_each_split_as_the_default(tmp_path, cmeee_file):
+    path = tmp_path / "v3.duckdb"
+    ws = connect(path)
+    first = ingest_file(ws, cmeee_file).result.dataset_id
+    other = cmeee_file.with_name("CMeEE_dev_upload.json")
+    other.write_text(cmeee_file.read_text(encoding="utf-8")[:-2] + ", {\"text\": \"发热\", \"entities\": []}]",
+                     encoding="utf-8")
+    latest = ingest_file(ws, other, task="CMeEE", split="dev").result.dataset_id
+    # what version 3 wrote: no default_datasets (the latest dataset of a split opened)
+    ws.db.execute("DROP TABLE default_datasets")
+    ws.db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    ws.close()
+    ws = connect(path)
+    assert latest != first and ws.datasets.find("CMeEE", "dev").dataset_id == first
+    assert ws.db.rows("SELECT task, split, dataset_id FROM default_datasets") == [("CMeEE", "dev", first)]
+    ws.close()
+    assert marker(path)["schema_version"] == str(SCHEMA_VERSION)
 
 
 def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
@@ -82,6 +101,7 @@ def test_unmarked_workspace_with_the_older_tables_is_adopted_and_migrated(tmp_pa
     con = duckdb.connect(str(path))
     con.execute("DELETE FROM meta")
     con.execute("ALTER TABLE datasets DROP COLUMN line_ending")
+    con.execute("DROP TABLE default_datasets")
     con.close()
     with pytest.raises(WorkspaceError, match="older schema 2"):
         connect(path, read_only=True)

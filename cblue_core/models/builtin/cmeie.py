@@ -42,7 +42,7 @@ from ...annotation.validation import combined_for, schema_types
 from ...evaluation import evaluate
 from ...io.resources import read_schemas, resource_kind
 from ...records import Example, Triple
-from ...render.relations import find_all
+from ...render.mentions import find_all
 from ...tasks import TaskSpec, get_task
 from ..base import ModelCard
 from . import common as C

@@ -35,7 +35,7 @@ from torch import nn
 
 from ...evaluation import evaluate
 from ...records import Example
-from ...render.relations import find_all
+from ...render.mentions import find_all
 from ...tasks import TaskSpec, get_task
 from ..base import ModelCard
 from . import cmeie as M
