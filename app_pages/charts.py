@@ -221,6 +221,10 @@ FEATURE_UNITS: dict[str, str] = {
     "training frequency": "occurrences in the train split",
     "gold label training frequency": "examples in the train split",
     "label consistency": "share of train occurrences with this label",
+    "triples per example": "distinct gold triples",
+    "argument nesting": "an argument inside another of the example",
+    "triple in the train split": "the same triple in the train split",
+    "in the model's training records": "the example's text",
 }
 
 
@@ -261,10 +265,13 @@ def bucket_figure(buckets: Sequence[BucketLike], *, feature: str | None = None, 
              for name, rows in panels}
     lines = max((t.count("<br>") + 1 for row in ticks.values() for t in row), default=1)
     below = 40 + 16 * lines            # tick labels and the axis title under each panel
+    title_px = 30                      # each panel's title above it
     panel = panel_height + (14 * (lines - 2) if lines > 2 else 0)
-    height = len(layout) * (panel + below) + 10
+    height = len(layout) * (panel + below + title_px) + 10
+    titles = [f"<b>{plot_text(_title(name))}</b>" for row in layout for name, _ in (panels[i] for i in row)]
     fig = make_subplots(rows=len(layout), cols=columns, horizontal_spacing=0.08,
-                        vertical_spacing=below / height if len(layout) > 1 else 0.0)
+                        vertical_spacing=(below + title_px) / height if len(layout) > 1 else 0.0,
+                        subplot_titles=titles)
     for r, row in enumerate(layout, start=1):
         for c, index in enumerate(row, start=1):
             name, rows = panels[index]
@@ -273,8 +280,13 @@ def bucket_figure(buckets: Sequence[BucketLike], *, feature: str | None = None, 
             fig.update_xaxes(xaxis, row=r, col=c)
             fig.update_yaxes(yaxis, row=r, col=c)
     fig.update_layout(height=height, showlegend=False, bargap=0.3,
-                      margin={"l": 60, "r": 16, "t": 20, "b": below})
+                      margin={"l": 60, "r": 16, "t": title_px + 4, "b": below})
     return fig
+
+
+def _title(feature: str) -> str:
+    """A panel's title: the feature, capitalised ("Entity length")."""
+    return feature[:1].upper() + feature[1:] if feature else "Buckets"
 
 
 def _bucket_panel(rows: Sequence[BucketLike], name: str, metric: str, unit: str | None,

@@ -139,6 +139,20 @@ def test_bucket_figure_puts_every_feature_in_a_panel_of_one_figure_two_a_row():
     assert spec["height"] > 3 * 300
 
 
+def test_every_bucket_panel_has_a_title():
+    features = ["entity length", "in the model's training records", "triples per example"]
+    buckets = [BucketScore(f, f"b{i}", i, 5, 1, 1, 3, 0.5, 0.4, 0.6) for f in features for i in range(2)]
+    fig = bucket_figure(buckets)
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == ["<b>Entity length</b>", "<b>In the model's training records</b>",
+                      "<b>Triples per example</b>"]
+    # each title sits above its own panel
+    spec = fig.to_dict()["layout"]
+    for a, axis in zip(fig.layout.annotations, ("xaxis", "xaxis2", "xaxis3")):
+        assert spec[axis]["domain"][0] <= a.x <= spec[axis]["domain"][1]
+    assert fig.layout.margin.t >= 24
+
+
 def test_group_buckets_keeps_features_and_bucket_order():
     b = [BucketScore("f", "2", 2, 1, 0, 0, 1, 1, 1, 1), BucketScore("g", "x", 0, 1, 0, 0, 1, 1, 1, 1),
          BucketScore("f", "1", 1, 1, 0, 0, 1, 1, 1, 1)]
