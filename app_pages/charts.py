@@ -128,13 +128,16 @@ SIN45 = math.sqrt(0.5)
 # ---------------------------------------------------------------- bar chart
 
 def bar_figure(values: Mapping[Any, int | float], *, title: str, x_title: str, y_title: str,
-               horizontal: bool | None = None, sort: bool = False, numbers: bool = True) -> go.Figure:
+               horizontal: bool | None = None, sort: bool = False, numbers: bool = True,
+               number_format: str | None = None) -> go.Figure:
     """One bar per key of ``values``, every label shown. ``x_title`` names the labels and
     ``y_title`` the values (say "entity type", "entities"), whatever the orientation: a horizontal
     chart puts ``x_title`` on its vertical axis. Horizontal by default when a label is longer than
     6 characters or there are more than 8 bars; its height grows with the bars, the first at the
     top. ``sort`` puts the largest first; ``numbers=False`` leaves the values off the bars (in
-    the hover only: a table beside shows them, and each number costs the browser time to draw).
+    the hover only: a table beside shows them, and each number costs the browser time to draw);
+    ``number_format`` (say ``".3f"``) writes every number alike, else counts get thousands
+    separators and fractions three significant digits.
     A click reports the escaped label as the category
     (``plot_labels(values)`` maps it back) and in ``customdata``."""
     items = list(values.items())
@@ -147,7 +150,7 @@ def bar_figure(values: Mapping[Any, int | float], *, title: str, x_title: str, y
     if horizontal is None:
         horizontal = len(raw) > 8 or any(len(k) > 6 for k in raw)
     label_px = max((text_px(clip_label(k)) for k in raw), default=0.0)
-    texts = [_number(v) for v in nums] if numbers else []
+    texts = [format(v, number_format) if number_format else _number(v) for v in nums] if numbers else []
     bar = go.Bar(x=nums if horizontal else cats, y=cats if horizontal else nums,
                  orientation="h" if horizontal else "v", text=texts or None, textposition="outside",
                  cliponaxis=False, customdata=cats,
@@ -265,7 +268,7 @@ def bucket_figure(buckets: Sequence[BucketLike], *, feature: str | None = None, 
              for name, rows in panels}
     lines = max((t.count("<br>") + 1 for row in ticks.values() for t in row), default=1)
     below = 40 + 16 * lines            # tick labels and the axis title under each panel
-    title_px = 30                      # each panel's title above it
+    title_px = 44                      # each panel's title above it, clear of the row above
     panel = panel_height + (14 * (lines - 2) if lines > 2 else 0)
     height = len(layout) * (panel + below + title_px) + 10
     titles = [f"<b>{plot_text(_title(name))}</b>" for row in layout for name, _ in (panels[i] for i in row)]

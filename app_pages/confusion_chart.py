@@ -43,6 +43,7 @@ TOTAL_BG = "#e9ecef"          # the Σ cells: neutral grey
 DIAGONAL_LINE = "#2b8a3e"     # border of the diagonal cells
 OUTLINE = "#111111"           # border of the selected cell (with a white ring inside)
 EMPTY_BG = "rgba(0,0,0,0)"
+CORNER = "gold ↓  predicted →"
 NONE_HOVER = {"gold": "∅ (no gold item: spurious)", "pred": "∅ (no predicted item: missed)"}
 
 
@@ -301,10 +302,14 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
     figure.update_layout(
         width=width, height=height, autosize=False,
         margin={"l": left, "r": right, "t": top, "b": bottom, "pad": 2, "autoexpand": False},
-        xaxis={**axis_common, "tickangle": x_angle, "side": "top",
-               "title": {"text": "predicted", "standoff": 8}},
+        xaxis={**axis_common, "tickangle": x_angle, "side": "top"},
         yaxis={**axis_common, "tickangle": 0, "range": [positions_n - 0.5, -0.5],
                "title": {"text": "gold", "standoff": 8}},
+        # The axes named in the corner both start from: a title centred over a matrix wider than
+        # the page would sit out of sight, past the scroll.
+        annotations=[{"text": CORNER, "xref": "paper", "yref": "paper", "x": 0, "y": 1,
+                      "xanchor": "right", "yanchor": "bottom", "xshift": -8, "yshift": 6,
+                      "showarrow": False, "font": {"size": TICK_FONT + 1}}],
         plot_bgcolor=EMPTY_BG, hovermode="closest", showlegend=False, clickmode="event+select",
         dragmode=False)
     return ConfusionFigure(figure=figure, labels=tuple(names), members=tuple(members),

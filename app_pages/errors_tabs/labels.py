@@ -39,7 +39,7 @@ def render(ws, run) -> None:
     if len(frame) <= MAX_BARS and "f1" in frame:
         f1 = dict(zip(frame["label"], frame["f1"].astype(float)))
         st.plotly_chart(bar_figure(f1, title="F1 per label", x_title="label", y_title="F1 (0-1)",
-                                   horizontal=True, sort=True), key=K.LABEL_CHART)
+                                   horizontal=True, sort=True, number_format=".3f"), key=K.LABEL_CHART)
     config = {c: st.column_config.NumberColumn(c, format="%.4f") for c in SCORES if c in frame}
     config["label"] = st.column_config.TextColumn("label", width="large")
     st.dataframe(frame, hide_index=True, width="stretch", column_config=config,

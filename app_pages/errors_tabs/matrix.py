@@ -17,13 +17,12 @@ TOP_K = (ALL_LABELS, 10, 20, 30)
 FEW_LABELS = 10          # up to this many labels there is nothing to merge
 
 PAIRING = (
-    "How items become cells: a correct pair of a gold and a predicted item is on the diagonal, so "
-    "the diagonal holds each label's true positives (the tp of the Per label tab). A pair the "
-    "taxonomy matched with another label (same or overlapping span, same arguments) is off the "
-    "diagonal. A gold item with no predicted counterpart is in the ∅ column (missed), a prediction "
-    "with none in the ∅ row (spurious); a pair with the right label but other boundaries or "
-    "arguments is no match, so it counts there too: its gold item as missed, its prediction as "
-    "spurious. Each row sums to its label's gold items and each column to its predictions (Σ).")
+    "**How items pair into cells.** The diagonal holds exact matches only: each label's true "
+    "positives (tp in Per label). Off the diagonal: a gold and a predicted item the taxonomy paired "
+    "(same or overlapping span, same arguments) with different labels. ∅ column: gold items with no "
+    "match (missed); ∅ row: predictions with no match (spurious). A pair with the right label but "
+    "other boundaries or arguments is no match: it counts as one missed and one spurious. Rows sum "
+    "to each label's gold items, columns to its predictions (Σ).")
 
 
 def _chosen(flt: dict) -> tuple | None:
@@ -48,8 +47,12 @@ def render(ws, run) -> None:
                          format_func=lambda k: k if k == ALL_LABELS else f"top {k}",
                          help="The most frequent labels, counting gold and predicted items.")
 
+    present = set(cm["gold_label"]) | set(cm["pred_label"])
+    registry_order = [code for code in task.label_codes if code in present]   # related labels together
+
     def draw(chosen: tuple | None) -> ConfusionFigure:
-        return confusion_figure(cm, normalize="row" if normalise else None, selected=chosen,
+        return confusion_figure(cm, labels=registry_order, normalize="row" if normalise else None,
+                                selected=chosen,
                                 top_k=None if top_k == ALL_LABELS else int(top_k),
                                 label_text=task.display_label)
 
@@ -63,7 +66,6 @@ def render(ws, run) -> None:
         select_filter(pick.filter())
         cf = draw(_chosen(pick.filter()))
     st.caption("Click a cell for its examples; the Σ row and column select a whole gold row or "
-               "predicted column. Green borders: the diagonal. Hover a cell for its labels and count. "
-               + PAIRING)
+               "predicted column. Green borders: the diagonal. Scroll sideways for more columns. " + PAIRING)
     wide_plotly_chart(cf.figure, width=cf.width, key=K.MATRIX, box_key=K.MATRIX_BOX, on_select="rerun",
                       selection_mode="points")

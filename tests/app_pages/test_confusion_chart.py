@@ -116,7 +116,9 @@ def test_44_labels_are_whole_on_both_axes_and_every_cell_is_readable(task):
         assert ax["ticktext"] == [*shown, NONE, ALL]          # whole, never cut with "…"
         assert ax["automargin"] is False and ax.get("nticks") is None
         assert ax["ticklabeloverflow"] == "allow"               # no label hidden at an edge
-        assert ax["title"]["text"]
+    # both axes named in the top-left corner, in sight whatever the scroll
+    assert [a["text"] for a in layout["annotations"]] == ["gold ↓  predicted →"]
+    assert layout["annotations"][0]["x"] == 0 and layout["annotations"][0]["xanchor"] == "right"
     # rows read flat; columns stand vertical, one line of text per cell: no two overlap
     assert layout["yaxis"]["tickangle"] == 0 and layout["xaxis"]["tickangle"] == -90
     assert layout["xaxis"]["side"] == "top"
