@@ -8,23 +8,17 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblue_core.ingest import bootstrap_sample_data
-from cblue_core.runs import import_run
 from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import APP, matrix_click
-from tests.conftest import SAMPLE_DATA
+from tests.app_pages.conftest import APP, matrix_click, sample_runs_db
 
 
 @pytest.fixture(scope="module")
 def cmeie_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("matrix") / "matrix.duckdb"
-    ws = connect(db)
-    bootstrap_sample_data(ws, SAMPLE_DATA)
-    did = ws.datasets.find("CMeIE", "dev").dataset_id
-    run = import_run(ws, did, SAMPLE_DATA / "cblue/CMeIE/CMeIE_dev.pred.json", name="cmeie").run_id
-    cm = ws.runs.confusion(run)
+    made = sample_runs_db(tmp_path_factory, ["CMeIE"])
+    ws = connect(made["db"])
+    cm = ws.runs.confusion(made["CMeIE"])
     ws.close()
-    return {"db": db, "run": run, "cm": cm}
+    return {"db": made["db"], "run": made["CMeIE"], "cm": cm}
 
 
 @pytest.fixture

@@ -12,11 +12,7 @@ from app_pages.errors_tabs.gold import COLUMNS as GOLD_COLUMNS
 from app_pages.errors_tabs.gold import changes_frame
 from app_pages.errors_tabs.labels import COLUMNS, per_label_frame
 from app_pages.errors_tabs.taxonomy import split_correct
-from cblue_core.ingest import bootstrap_sample_data
-from cblue_core.runs import import_run
-from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import APP
-from tests.conftest import SAMPLE_DATA
+from tests.app_pages.conftest import APP, sample_runs_db
 
 
 def test_per_label_table_lists_scores_then_counts_and_adds_support():
@@ -42,15 +38,7 @@ def test_corrected_gold_table_keeps_its_columns_whatever_the_first_row():
 
 @pytest.fixture(scope="module")
 def tabs_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("tabs") / "tabs.duckdb"
-    ws = connect(db)
-    bootstrap_sample_data(ws, SAMPLE_DATA)
-    runs = {}
-    for task in ("CMeIE", "CHIP-CTC"):
-        did = ws.datasets.find(task, "dev").dataset_id
-        runs[task] = import_run(ws, did, SAMPLE_DATA / f"cblue/{task}/{task}_dev.pred.json", name=task).run_id
-    ws.close()
-    return {"db": db, **runs}
+    return sample_runs_db(tmp_path_factory, ["CMeIE", "CHIP-CTC"])
 
 
 @pytest.fixture
