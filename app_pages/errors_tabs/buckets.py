@@ -21,13 +21,13 @@ def render(ws, run) -> None:
         return
     metric = "accuracy" if get_task(run.task).scorer in LABEL_SCORERS else "F1"
     seen = seen_examples(run.metrics)
-    st.caption(f"{md(metric)} per bucket with 95% bootstrap intervals; n = the bucket's gold items "
-               "(buckets with none are left out). "
-               + ("Training-set features from the workspace's train split. " if has_train else
-                  "No train split in the workspace: frequency, consistency and train-overlap buckets are off. ")
-               + ("“In the model's training records”: examples whose text the model was trained on (seen) "
-                  "or not (unseen)." if seen is not None else
-                  "The run's model declares no training records: no seen/unseen buckets."))
+    train_note = ("Training-set features from the workspace's train split." if has_train else
+                  "No train split in the workspace: frequency, consistency and train-overlap buckets are off.")
+    seen_note = ("“In the model's training records”: examples whose text the model was trained on (seen) "
+                 "or not (unseen)." if seen is not None else
+                 "The run's model declares no training records: no seen/unseen buckets.")
+    st.caption(f"{md(metric[:1].upper() + metric[1:])} per bucket with 95% bootstrap intervals; n = the "
+               f"bucket's gold items (buckets with none are left out). {train_note} {seen_note}")
     st.plotly_chart(derived.bucket_chart(db_path(), run.run_id, metric), key=K.BUCKETS)
     with st.expander("Bucket table"):
         frame = pd.DataFrame([{"feature": b.feature, "bucket": b.bucket, metric: b.f1, "low": b.low,

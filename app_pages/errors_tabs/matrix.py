@@ -62,7 +62,8 @@ def render(ws, run) -> None:
     # chart is drawn, the cell it picked is outlined now rather than one click later.
     points = selected(st.session_state.get(K.MATRIX), "points")
     pick = cf.pick(points[0]) if points else None
-    if pick is not None and pick.filter() != {k: v for k, v in flt.items() if k in ("gold_label", "pred_label")}:
+    shown = {k: v for k, v in flt.items() if k in ("gold_label", "pred_label")}
+    if pick is not None and pick.filter() != shown:
         select_filter(pick.filter())
         cf = draw(_chosen(pick.filter()))
     st.caption("Click a cell for its examples; the Σ row and column select a whole gold row or "
