@@ -78,3 +78,17 @@ def test_the_top_k_control_merges_the_rest_into_other(matrix_tab, cmeie_db):
     control.set_value(10).run()
     ticks = matrix_spec(matrix_tab)["layout"]["yaxis"]["ticktext"]
     assert len(ticks) == 13 and ticks[10].startswith("other") and ticks[-2:] == ["∅", "Σ"]
+
+
+def test_a_click_on_other_lists_the_rows_of_every_merged_label(matrix_tab, cmeie_db):
+    matrix_tab.radio(key="err_top_k").set_value(10).run()
+    spec = matrix_spec(matrix_tab)
+    cells = next(t for t in spec["data"] if t.get("name") == "cells")
+    other = next(d for d in cells["customdata"] if str(d[2]).startswith("other") and str(d[3]).startswith("∅"))
+    matrix_tab.session_state["err_cm"] = {"selection": {"points": [{"customdata": other, "x": other[1],
+                                                                    "y": other[0]}],
+                                                        "point_indices": [0], "box": [], "lasso": []}}
+    matrix_tab.run()
+    assert not matrix_tab.exception, matrix_tab.exception
+    rows = matrix_tab.dataframe(key="err_rows").value
+    assert len(rows) == int(other[4].replace(",", "")) and rows["gold_label"].nunique() > 1
