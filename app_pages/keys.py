@@ -101,7 +101,10 @@ class Errors:
     ROWS = "err_rows"
     NORMALISE = "err_norm"
     MATRIX = "err_cm"
+    MATRIX_BOX = "err_cm_box"              # the container that scrolls the matrix sideways
+    TOP_K = "err_top_k"                    # how many labels the matrix shows before "other"
     TAXONOMY = "err_tax"
+    TAXONOMY_CORRECT = "err_tax_correct"   # the button that lists the correct rows
     TAG = "err_tag"
     SLICE = "err_slice"
     SLICE_NAME = "err_slice_name"

@@ -49,11 +49,14 @@ class Label:
     en: str
 
     def display(self) -> str:
-        """'中文 (English)' or just the code when both names equal it."""
+        """'中文 / English (code)', without repeating a name that equals the code (CHIP-CTC's
+        codes are their English names: '疾病 / Disease'), or just the code when both equal it."""
         if self.zh == self.code and self.en in ("", self.code):
             return self.code
         if self.zh == self.code:
             return f"{self.zh} ({self.en})"
+        if self.en == self.code:
+            return f"{self.zh} / {self.en}"
         return f"{self.zh} / {self.en} ({self.code})" if self.en else f"{self.zh} ({self.code})"
 
 

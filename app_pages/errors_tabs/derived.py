@@ -13,7 +13,7 @@ import streamlit as st
 
 from app_pages.charts import bucket_figure
 from app_pages.common import run_evaluation_cached, shared_workspace
-from cblue_core.analysis.buckets import BucketScore, bucket_kind, run_buckets
+from cblue_core.analysis.buckets import BucketScore, bucket_kind, run_buckets, seen_examples
 from cblue_core.analysis.slices import SliceScore, slice_scores
 from cblue_core.store.slices import SliceError
 from cblue_core.tasks import get_task
@@ -25,11 +25,11 @@ def compute_buckets(path: str, run_id: int) -> list[BucketScore]:
     if run is None:
         return []
     task, gold = get_task(run.task), ws.datasets.examples(run.dataset_id)
-    if bucket_kind(task, gold) is None:     # e.g. CMeIE triples: no predictions, no train split read
+    if bucket_kind(task, gold) is None:     # e.g. CHIP-CDN terms: no predictions, no train split read
         return []
     train_info = ws.datasets.find(run.task, "train")
     train = ws.datasets.examples(train_info.dataset_id) if train_info else None
-    return run_buckets(task, gold, ws.runs.predictions(run_id), train)
+    return run_buckets(task, gold, ws.runs.predictions(run_id), train, seen=seen_examples(run.metrics))
 
 
 @st.cache_data(max_entries=32, show_spinner="Bucketing the run…")

@@ -13,6 +13,12 @@ from app_pages.rescoring import gold_changes
 COLUMNS = ("idx", "category", "gold_label", "pred_label", "gold_text", "pred_text")
 
 
+def changes_frame(rows: list[dict]) -> pd.DataFrame:
+    """Error rows as a table with every one of :data:`COLUMNS`, whichever keys the first row
+    has (a spurious row has no gold side; the columns once followed the first row)."""
+    return pd.DataFrame(rows).reindex(columns=list(COLUMNS))
+
+
 def render(ws, run) -> None:
     edited = ws.annotations.edited_indices(run.dataset_id)
     if not edited:
@@ -34,5 +40,4 @@ def render(ws, run) -> None:
     for title, rows in (("Errors that disappear", changes.fixed), ("Errors that appear", changes.new)):
         st.markdown(f"**{title}** ({len(rows):d})")
         if rows:
-            st.dataframe(pd.DataFrame(rows)[[c for c in COLUMNS if c in rows[0]]], hide_index=True,
-                         width="stretch")
+            st.dataframe(changes_frame(rows), hide_index=True, width="stretch")

@@ -1,4 +1,5 @@
-"""Per-label precision, recall and F1 (or accuracy) of the run: a bar per label and the table."""
+"""Per-label precision, recall and F1 (or accuracy) of the run: a bar per label with its F1 on it,
+and the table with every column, each tab-wide (side by side, the table's scores were cut off)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -9,6 +10,23 @@ from app_pages.keys import Errors as K
 from cblue_core.tasks import get_task
 
 MAX_BARS = 60      # CHIP-CDN scores thousands of terms: those get the table alone
+# The columns in reading order: the scores first, then the counts they come from.
+COLUMNS = ("label", "precision", "recall", "f1", "support", "tp", "fp", "fn")
+SCORES = ("precision", "recall", "f1")
+
+
+def per_label_frame(per_label: dict[str, dict], display=str) -> pd.DataFrame:
+    """The run's per-label figures as a table: :data:`COLUMNS` first (``support`` = tp + fn where
+    the scorer gave none), then any other figure the scorer reported; ``display`` names a label."""
+    rows = []
+    for code, figures in per_label.items():
+        row = {"label": display(code), **figures}
+        if "support" not in row and {"tp", "fn"} <= set(row):
+            row["support"] = int(row["tp"]) + int(row["fn"])
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    first = [c for c in COLUMNS if c in frame]
+    return frame[first + [c for c in frame if c not in first]]
 
 
 def render(ws, run) -> None:
@@ -17,12 +35,12 @@ def render(ws, run) -> None:
     if not per_label:
         st.info("This task reports no per-label figures.")
         return
-    frame = pd.DataFrame([{"label": task.display_label(k), **v} for k, v in per_label.items()])
-    if len(frame) > MAX_BARS or "f1" not in frame:
-        st.dataframe(frame, hide_index=True, width="stretch")
-        return
-    chart, table = st.columns([3, 2])      # the bars need the room: labels take 300 px of it
-    f1 = dict(zip(frame["label"], frame["f1"].astype(float)))
-    chart.plotly_chart(bar_figure(f1, title="F1 per label", x_title="label", y_title="F1 (0-1)",
-                                  horizontal=True, sort=True, numbers=False), key=K.LABEL_CHART)
-    table.dataframe(frame, hide_index=True, width="stretch")
+    frame = per_label_frame(per_label, task.display_label)
+    if len(frame) <= MAX_BARS and "f1" in frame:
+        f1 = dict(zip(frame["label"], frame["f1"].astype(float)))
+        st.plotly_chart(bar_figure(f1, title="F1 per label", x_title="label", y_title="F1 (0-1)",
+                                   horizontal=True, sort=True, number_format=".3f"), key=K.LABEL_CHART)
+    config = {c: st.column_config.NumberColumn(c, format="%.4f") for c in SCORES if c in frame}
+    config["label"] = st.column_config.TextColumn("label", width="large")
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config,
+                 height="content" if len(frame) <= MAX_BARS else "auto")

@@ -1,33 +1,72 @@
-"""The confusion matrix (labels, entity types, or predicates of matched arguments) as clickable
-squares with Σ row and column; every label shown, the figure as large as the labels need."""
+"""The confusion matrix (labels, entity types, or predicates of triples) as clickable squares with
+a ∅ row and column and Σ totals; every label whole, the figure as large as the labels need, in a
+box that scrolls sideways; a top-k control merges the rarer labels into "other"."""
 from __future__ import annotations
 
 import streamlit as st
 
-from app_pages.charts import confusion_figure
 from app_pages.common import selected
+from app_pages.confusion_chart import NONE, ConfusionFigure, confusion_figure
 from app_pages.errors_tabs.state import FILTER_KEY, select_filter
 from app_pages.keys import Errors as K
+from app_pages.wide_chart import wide_plotly_chart
 from cblue_core.tasks import get_task
+
+ALL_LABELS = "all"
+TOP_K = (ALL_LABELS, 10, 20, 30)
+FEW_LABELS = 10          # up to this many labels there is nothing to merge
+
+PAIRING = (
+    "**How items pair into cells.** The diagonal holds exact matches only: each label's true "
+    "positives (tp in Per label). Off the diagonal: a gold and a predicted item the taxonomy paired "
+    "(same or overlapping span, same arguments) with different labels. ∅ column: gold items with no "
+    "match (missed); ∅ row: predictions with no match (spurious). A pair with the right label but "
+    "other boundaries or arguments is no match: it counts as one missed and one spurious. Rows sum "
+    "to each label's gold items, columns to its predictions (Σ).")
+
+
+def _chosen(flt: dict) -> tuple | None:
+    if not {"gold_label", "pred_label"} & set(flt):
+        return None
+    return flt.get("gold_label"), flt.get("pred_label")
 
 
 def render(ws, run) -> None:
     cm = ws.runs.confusion(run.run_id)
     if cm.empty:
-        st.info("No confusion pairs for this run (nothing was matched on both sides).")
+        st.info("No confusion pairs for this run (no gold or predicted item).")
         return
     task = get_task(run.task)
-    normalise = st.toggle("Normalise each row (share of the gold label)", key=K.NORMALISE)
+    n_labels = len((set(cm["gold_label"]) | set(cm["pred_label"])) - {NONE})
+    c1, c2 = st.columns([1, 2])
+    normalise = c1.toggle("Normalise each row (share of the gold label)", key=K.NORMALISE)
+    top_k = ALL_LABELS
+    if n_labels > FEW_LABELS:
+        top_k = c2.radio(f"Labels shown (of {n_labels}); the rest merged into one “other” row and column",
+                         TOP_K, horizontal=True, key=K.TOP_K,
+                         format_func=lambda k: k if k == ALL_LABELS else f"top {k}",
+                         help="The most frequent labels, counting gold and predicted items.")
+
+    present = set(cm["gold_label"]) | set(cm["pred_label"])
+    registry_order = [code for code in task.label_codes if code in present]   # related labels together
+
+    def draw(chosen: tuple | None) -> ConfusionFigure:
+        return confusion_figure(cm, labels=registry_order, normalize="row" if normalise else None,
+                                selected=chosen,
+                                top_k=None if top_k == ALL_LABELS else int(top_k),
+                                label_text=task.display_label)
+
     flt = st.session_state.get(FILTER_KEY) or {}
-    chosen = (flt.get("gold_label"), flt.get("pred_label")) if {"gold_label", "pred_label"} & set(flt) else None
-    cf = confusion_figure(cm, normalize="row" if normalise else None, selected=chosen,
-                          label_text=task.display_label)
+    cf = draw(_chosen(flt))
+    # The click that started this rerun is already in the widget's state: applied before the
+    # chart is drawn, the cell it picked is outlined now rather than one click later.
+    points = selected(st.session_state.get(K.MATRIX), "points")
+    pick = cf.pick(points[0]) if points else None
+    shown = {k: v for k, v in flt.items() if k in ("gold_label", "pred_label")}
+    if pick is not None and pick.filter() != shown:
+        select_filter(pick.filter())
+        cf = draw(_chosen(pick.filter()))
     st.caption("Click a cell for its examples; the Σ row and column select a whole gold row or "
-               "predicted column. Green borders: the diagonal. Hover a cell for its labels and count.")
-    event = st.plotly_chart(cf.figure, on_select="rerun", selection_mode="points", key=K.MATRIX,
-                            width="content")
-    points = selected(event, "points")
-    if points:
-        pick = cf.pick(points[0])
-        if pick is not None:
-            select_filter({k: v for k, v in pick.filter().items() if isinstance(v, str)})
+               "predicted column. Green borders: the diagonal. Scroll sideways for more columns. " + PAIRING)
+    wide_plotly_chart(cf.figure, width=cf.width, key=K.MATRIX, box_key=K.MATRIX_BOX, on_select="rerun",
+                      selection_mode="points")

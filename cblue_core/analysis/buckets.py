@@ -1,5 +1,5 @@
 """Bucketed analysis in the style of ExplainaBoard: F1 (with a bootstrap interval) per bucket of
-an attribute of entities or sentences.
+an attribute of entities, triples or sentences.
 
 Features are declared as data (:data:`SPAN_FEATURES`, :data:`EXAMPLE_FEATURES`): each names how
 to compute one attribute and how to cut it into buckets. A span feature is computed for gold
@@ -7,7 +7,17 @@ spans (a found one is a true positive, a missed one a false negative) and for pr
 (a spurious one is a false positive in the bucket of its own attribute). An example feature puts
 every item of the example into the example's bucket. Training data, where given, adds the
 frequency of a mention in the training set (0 = out of vocabulary) and the consistency of its
-label there.
+label there; for triples, whether the triple is in the training set.
+
+Relations (:func:`relation_buckets`) score triples as the task's scorer compares them (its
+normalisation, :data:`TRIPLE_KEYS`), per triples in the example, text length, nesting (an
+argument inside another argument of the example) and presence in the train split.
+
+Wherever the run's model declares its training records, every kind adds the example feature
+:data:`SEEN_FEATURE`: whether the example was among them (seen) or not (unseen).
+
+Only buckets holding gold items are returned: a bucket of spurious predictions alone has no
+score to speak of (F1 0 over n=0).
 """
 from __future__ import annotations
 
@@ -18,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics.bootstrap import bootstrap_interval
+from ..metrics.cblue import cmeie_normalise
 from ..metrics.types import ExampleStats
-from ..records import Example, Span
+from ..records import Example, Span, Triple
 from ..tasks import TaskSpec
 
 
@@ -81,6 +92,12 @@ DENSITY_EDGES = [(0.05, "≤0.05"), (0.1, "0.05-0.1"), (0.2, "0.1-0.2"), (0.3, "
 FREQ_EDGES = [(0, "0 (OOV)"), (2, "1-2"), (9, "3-9"), (49, "10-49")]
 CONS_EDGES = [(0.0, "0 (never this label)"), (0.5, "≤0.5"), (0.99, "0.5-0.99"), (1.0, "1 (always)")]
 
+TRIPLE_EDGES = [(1, "1"), (2, "2"), (4, "3-4"), (7, "5-7")]
+TEXT_EDGES = [(40, "≤40"), (80, "41-80"), (160, "81-160"), (320, "161-320")]
+
+SEEN_FEATURE = "in the model's training records"
+SEEN_BUCKETS = ((0, "no (unseen)"), (1, "yes (seen)"))
+
 SpanFeature = Callable[[Span, Example, "TrainIndex | None"], "tuple[int, str] | None"]
 ExampleFeature = Callable[[Example], "tuple[int, str]"]
 
@@ -111,69 +128,148 @@ EXAMPLE_FEATURES: dict[str, ExampleFeature] = {
 }
 
 
+def _seen_features(seen: frozenset[int] | None) -> dict[str, ExampleFeature]:
+    """The seen/unseen example feature, where the model declares its training records."""
+    if seen is None:
+        return {}
+    return {SEEN_FEATURE: lambda ex: SEEN_BUCKETS[1] if ex.index in seen else SEEN_BUCKETS[0]}
+
+
 def _key(s: Span) -> tuple[int, int, str]:
     return (s.start, s.end, s.type)
 
 
-def span_buckets(gold: list[Example], pred: list[Example], train: list[Example] | None = None,
-                 n_boot: int = 300, seed: int = 0) -> list[BucketScore]:
-    """Bucket scores of span extraction (exact (start, end, type) matches)."""
-    index = TrainIndex.build(train) if train else None
-    n = len(gold)
-    # counts[(feature, order, name)] -> per-example arrays of tp / fp / fn
-    counts: dict[tuple[str, int, str], np.ndarray] = {}
+BucketKey = tuple[str, int, str]
 
-    def add(feature: str, bucket: tuple[int, str] | None, i: int, col: int) -> None:
+
+class _Counts:
+    """Per-example tp / fp / fn of each (feature, order, bucket name)."""
+
+    TP, FP, FN = 0, 1, 2
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.arrays: dict[BucketKey, np.ndarray] = {}
+
+    def add(self, feature: str, bucket: tuple[int, str] | None, i: int, col: int) -> None:
         if bucket is None:
             return
         key = (feature, bucket[0], bucket[1])
-        arr = counts.get(key)
+        arr = self.arrays.get(key)
         if arr is None:
-            arr = counts[key] = np.zeros((n, 3), dtype=np.int64)
+            arr = self.arrays[key] = np.zeros((self.n, 3), dtype=np.int64)
         arr[i, col] += 1
 
+    def scores(self, n_boot: int, seed: int) -> list[BucketScore]:
+        """Micro F1 and its bootstrap interval per bucket holding gold items (see the module doc)."""
+        out = []
+        for (feature, order, name), arr in sorted(self.arrays.items()):
+            n_tp, n_fp, n_fn = (int(x) for x in arr.sum(axis=0))
+            if n_tp + n_fn == 0:
+                continue
+            rows = np.flatnonzero(arr.sum(axis=1))
+            stats = ExampleStats.from_counts(arr[rows, 0], arr[rows, 1], arr[rows, 2])
+            f1 = 2 * n_tp / (2 * n_tp + n_fp + n_fn) if n_tp else 0.0
+            low, high = bootstrap_interval(stats, "f1", n=n_boot, seed=seed)
+            out.append(BucketScore(feature, name, order, n_tp, n_fp, n_fn, len(rows), f1, low, high))
+        return out
+
+
+def span_buckets(gold: list[Example], pred: list[Example], train: list[Example] | None = None,
+                 n_boot: int = 300, seed: int = 0, seen: frozenset[int] | None = None) -> list[BucketScore]:
+    """Bucket scores of span extraction (exact (start, end, type) matches); ``seen``: the
+    indices of the examples in the model's training records (None: unknown)."""
+    index = TrainIndex.build(train) if train else None
+    counts = _Counts(len(gold))
+    example_features = {**EXAMPLE_FEATURES, **_seen_features(seen)}
     for i, (g, p) in enumerate(zip(gold, pred)):
         gold_keys = {_key(s) for s in g.spans}
         pred_keys = {_key(s) for s in p.spans}
-        ex_buckets = {name: fn(g) for name, fn in EXAMPLE_FEATURES.items()}
+        ex_buckets = {name: fn(g) for name, fn in example_features.items()}
         seen_gold: set = set()
         for s in g.spans:
             if _key(s) in seen_gold:
                 continue
             seen_gold.add(_key(s))
-            col = 0 if _key(s) in pred_keys else 2
+            col = _Counts.TP if _key(s) in pred_keys else _Counts.FN
             for name, fn in SPAN_FEATURES.items():
-                add(name, fn(s, g, index), i, col)
+                counts.add(name, fn(s, g, index), i, col)
             for name, b in ex_buckets.items():
-                add(name, b, i, col)
+                counts.add(name, b, i, col)
         seen_pred: set = set()
         for s in p.spans:
             if _key(s) in gold_keys or _key(s) in seen_pred:
                 continue
             seen_pred.add(_key(s))
             for name, fn in SPAN_FEATURES.items():
-                add(name, fn(s, p, index), i, 1)
+                counts.add(name, fn(s, p, index), i, _Counts.FP)
             for name, b in ex_buckets.items():
-                add(name, b, i, 1)
-    out = []
-    for (feature, order, name), arr in sorted(counts.items()):
-        rows = np.flatnonzero(arr.sum(axis=1))
-        stats = ExampleStats.from_counts(arr[rows, 0], arr[rows, 1], arr[rows, 2])
-        n_tp, n_fp, n_fn = (int(x) for x in arr.sum(axis=0))
-        f1 = 2 * n_tp / (2 * n_tp + n_fp + n_fn) if n_tp else 0.0
-        low, high = bootstrap_interval(stats, "f1", n=n_boot, seed=seed) if len(rows) else (0.0, 0.0)
-        out.append(BucketScore(feature, name, order, n_tp, n_fp, n_fn, len(rows), f1, low, high))
-    return out
+                counts.add(name, b, i, _Counts.FP)
+    return counts.scores(n_boot, seed)
+
+
+TripleKey = tuple[str, str, str]
+
+
+def _plain(t: Triple) -> TripleKey:
+    return (t.subject, t.predicate, t.object)
+
+
+# How a scorer compares triples (the others: the exact strings), as the taxonomy does.
+TRIPLE_KEYS: dict[str, Callable[[Triple], TripleKey]] = {"cmeie_triples": cmeie_normalise}
+
+
+def _nested(t: Triple, arguments: set[str]) -> tuple[int, str]:
+    """Whether an argument of ``t`` contains, or lies inside, another argument of the example."""
+    mine = {t.subject, t.object}
+    nested = any(a != b and a and b and (a in b or b in a) for a in mine for b in arguments)
+    return (1, "nested") if nested else (0, "flat")
+
+
+def relation_buckets(gold: list[Example], pred: list[Example], train: list[Example] | None = None,
+                     n_boot: int = 300, seed: int = 0, seen: frozenset[int] | None = None,
+                     key: Callable[[Triple], TripleKey] = _plain) -> list[BucketScore]:
+    """Bucket scores of relation extraction: triples matched on ``key`` (the scorer's
+    normalisation), per triples in the example, text length, argument nesting, presence of the
+    triple in ``train`` and, with ``seen``, the model's training records."""
+    in_train = {key(t) for ex in train for t in ex.triples} if train else None
+    counts = _Counts(len(gold))
+    example_features: dict[str, ExampleFeature] = {
+        "triples per example": lambda ex: _cut(len({key(t) for t in ex.triples}), TRIPLE_EDGES),
+        "text length": lambda ex: _cut(len(ex.text), TEXT_EDGES),
+        **_seen_features(seen)}
+
+    def triple_buckets(t: Triple, arguments: set[str]) -> dict[str, tuple[int, str] | None]:
+        out: dict[str, tuple[int, str] | None] = {"argument nesting": _nested(t, arguments)}
+        if in_train is not None:
+            out["triple in the train split"] = (1, "in train") if key(t) in in_train else (0, "not in train")
+        return out
+
+    for i, (g, p) in enumerate(zip(gold, pred)):
+        ex_buckets = {name: fn(g) for name, fn in example_features.items()}
+        gold_triples = {key(t): t for t in reversed(g.triples)}       # the first of duplicates
+        pred_triples = {key(t): t for t in reversed(p.triples)}
+        for side, triples, other in ((0, gold_triples, pred_triples), (1, pred_triples, gold_triples)):
+            arguments = {a for t in triples.values() for a in (t.subject, t.object)}
+            for k, t in triples.items():
+                if side == 1 and k in other:
+                    continue                                       # counted once, as a gold tp
+                col = (_Counts.TP if k in other else _Counts.FN) if side == 0 else _Counts.FP
+                for name, b in {**triple_buckets(t, arguments), **ex_buckets}.items():
+                    counts.add(name, b, i, col)
+    return counts.scores(n_boot, seed)
 
 
 def label_buckets(gold: list[Example], pred: list[Example], train: list[Example] | None = None,
-                  n_boot: int = 300, seed: int = 0) -> list[BucketScore]:
+                  n_boot: int = 300, seed: int = 0, seen: frozenset[int] | None = None) -> list[BucketScore]:
     """Accuracy per bucket for classification and pair tasks (text length; label frequency in
-    the training set). ``f1`` holds the accuracy: one item per example, tp = correct."""
+    the training set; with ``seen``, the model's training records). ``f1`` holds the accuracy:
+    one item per example, tp = correct."""
     freq = Counter(ex.label for ex in train) if train else None
     features: dict[str, Callable[[Example], tuple[int, str] | None]] = {
         "text length": lambda ex: _cut(len(ex.text) + len(ex.text2), SENT_EDGES),
         "gold label training frequency": (lambda ex: _cut(freq.get(ex.label, 0), FREQ_EDGES)) if freq else (lambda ex: None),
+        **_seen_features(seen),
     }
     out = []
     for feature, fn in features.items():
@@ -193,23 +289,38 @@ def label_buckets(gold: list[Example], pred: list[Example], train: list[Example]
 
 
 def bucket_kind(task: TaskSpec, gold: list[Example]) -> str | None:
-    """Which buckets fit the task's gold: "span" when the gold has spans, "label" for
-    classification and pair tasks scored by accuracy or macro-F1, else None (no buckets)."""
+    """Which buckets fit the task's gold: "span" when the gold has spans, "relation" when it has
+    triples, "label" for classification and pair tasks scored by accuracy or macro-F1, else None
+    (no buckets)."""
     if any(g.spans for g in gold):
         return "span"
+    if any(g.triples for g in gold):
+        return "relation"
     if task.scorer in LABEL_SCORERS and any(g.label for g in gold):
         return "label"
     return None
 
 
+def seen_examples(metrics: dict) -> frozenset[int] | None:
+    """The indices of a run's examples that were in its model's training records, from the
+    run's metrics (``training_overlap``); None when the model declares no records."""
+    overlap = metrics.get("training_overlap")
+    if not overlap:
+        return None
+    return frozenset(int(i) for i in overlap.get("indices", ()))
+
+
 def run_buckets(task: TaskSpec, gold: list[Example], pred: list[Example],
-                train: list[Example] | None = None) -> list[BucketScore]:
-    """The buckets that fit the task's gold (see :func:`bucket_kind`)."""
+                train: list[Example] | None = None, seen: frozenset[int] | None = None) -> list[BucketScore]:
+    """The buckets that fit the task's gold (see :func:`bucket_kind`); ``seen`` adds the
+    seen/unseen feature."""
     kind = bucket_kind(task, gold)
     if kind == "span":
-        return span_buckets(gold, pred, train)
+        return span_buckets(gold, pred, train, seen=seen)
+    if kind == "relation":
+        return relation_buckets(gold, pred, train, seen=seen, key=TRIPLE_KEYS.get(task.scorer, _plain))
     if kind == "label":
-        return label_buckets(gold, pred, train)
+        return label_buckets(gold, pred, train, seen=seen)
     return []
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from ..records import Example, Span, example_from_dict
+from .confusion import Side, cell_condition, confusion_counts
 from .database import Database
 
 if TYPE_CHECKING:
@@ -138,23 +139,21 @@ class RunStore:
             "SELECT tag, count(*) FROM (SELECT unnest(tags) AS tag FROM errors WHERE run_id=?)"
             " GROUP BY 1 ORDER BY 2 DESC, 1", [run_id]).fetchall())
 
-    def confusion(self, run_id: int, *, exclude: tuple[str, ...] = ("missed", "spurious")) -> pd.DataFrame:
-        """(gold_label, pred_label, count) over rows where both sides exist: label confusions
-        for classification, entity types for matched spans, predicates for matched arguments."""
-        placeholders = ",".join("?" for _ in exclude) or "''"
-        return self.db.execute(
-            "SELECT coalesce(gold_label, '∅') AS gold_label, coalesce(pred_label, '∅') AS pred_label,"
-            " count(*) AS n FROM errors WHERE run_id=? AND category NOT IN (" + placeholders + ")"
-            " GROUP BY ALL ORDER BY 1, 2", [run_id, *exclude]).df()
+    def confusion(self, run_id: int) -> pd.DataFrame:
+        """(gold_label, pred_label, n) over every error row, ∅ for a missing side: label
+        confusions for classification, entity types of spans, predicates of triples. The diagonal
+        holds the true positives (see :mod:`cblue_core.store.confusion` for how rows pair)."""
+        return confusion_counts(self.db, run_id)
 
-    def error_rows(self, run_id: int, *, category: str | None = None, gold_label: str | None = None,
-                   pred_label: str | None = None, tag: str | None = None, idx: int | None = None,
+    def error_rows(self, run_id: int, *, category: str | None = None, gold_label: Side = None,
+                   pred_label: Side = None, tag: str | None = None, idx: int | None = None,
                    limit: int = 500) -> pd.DataFrame:
-        """Error rows behind a chart cell, row or column; None means any."""
-        where = ["run_id = ?"]
-        params: list[Any] = [run_id]
-        for col, val in (("category", category), ("coalesce(gold_label, '∅')", gold_label),
-                         ("coalesce(pred_label, '∅')", pred_label), ("idx", idx)):
+        """Error rows behind a chart cell, row or column (labels as the confusion matrix counts
+        them: ∅, a label, or the labels of a merged "other"); None means any."""
+        cell, params = cell_condition(gold_label, pred_label)
+        where = ["run_id = ?", cell]
+        params = [run_id, *params]
+        for col, val in (("category", category), ("idx", idx)):
             if val is not None:
                 where.append(f"{col} = ?")
                 params.append(val)

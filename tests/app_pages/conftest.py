@@ -45,6 +45,8 @@ def matrix_click(at: AppTest, task: str, gold: str | None, pred: str | None) -> 
     def shows(text: str, label: str | None) -> bool:
         if label is None:
             return text.startswith("Σ")
+        if label == "∅":                       # "∅ (no gold item: spurious)" and the like
+            return text.startswith("∅")
         return text in (plot_text(display(label)), plot_text(label))
 
     chart = next(c for c in at.get("plotly_chart") if getattr(c.proto, "id", "") and "err_cm" in c.proto.id
@@ -67,3 +69,22 @@ def count_calls(monkeypatch, owner, name: str) -> dict[str, int]:
         return real(*args, **kwargs)
     monkeypatch.setattr(owner, name, spy)
     return calls
+
+
+def sample_runs_db(tmp_path_factory, tasks) -> dict:
+    """A workspace file with the sample data and one run of each task's sample dev predictions:
+    ``{"db": path, task: run id, ...}``."""
+    from cblue_core.ingest import bootstrap_sample_data
+    from cblue_core.runs import import_run
+    from cblue_core.store.workspace import connect
+    from tests.conftest import SAMPLE_DATA
+
+    db = tmp_path_factory.mktemp("sample_runs") / "workspace.duckdb"
+    ws = connect(db)
+    bootstrap_sample_data(ws, SAMPLE_DATA)
+    out: dict = {"db": db}
+    for task in tasks:
+        did = ws.datasets.find(task, "dev").dataset_id
+        out[task] = import_run(ws, did, SAMPLE_DATA / f"cblue/{task}/{task}_dev.pred.json", name=task).run_id
+    ws.close()
+    return out

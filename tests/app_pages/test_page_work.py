@@ -28,9 +28,13 @@ def db(runs_db, monkeypatch):  # noqa: F811 - the imported fixture
     found = [r.run_id for r in ws.runs.all(ie)]
     cmeie = found[0] if found else import_run(ws, ie, SAMPLE_DATA / "cblue/CMeIE/CMeIE_dev.pred.json",
                                               name="IE").run_id
+    cdn_dev = ws.datasets.find("CHIP-CDN", "dev").dataset_id
+    found = [r.run_id for r in ws.runs.all(cdn_dev)]
+    cdn = found[0] if found else import_run(ws, cdn_dev, SAMPLE_DATA / "cblue/CHIP-CDN/CHIP-CDN_dev.pred.json",
+                                            name="CDN").run_id
     ws.close()
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(runs_db["db"]))
-    return {"path": runs_db["db"], "a": runs_db["a"], "b": runs_db["b"], "cmeie": cmeie}
+    return {"path": runs_db["db"], "a": runs_db["a"], "b": runs_db["b"], "cmeie": cmeie, "cdn": cdn}
 
 
 @pytest.fixture
@@ -79,14 +83,15 @@ def test_datasets_summary_charts_only_while_open(page, monkeypatch):
 
 
 def test_no_buckets_read_nothing_more_than_the_gold(db, monkeypatch):
-    """A task without buckets (CMeIE triples) reads neither the run's predictions nor the train
+    """A task without buckets (CHIP-CDN terms) reads neither the run's predictions nor the train
     split."""
     predictions = count_calls(monkeypatch, RunStore, "predictions")
     decoded = count_calls(monkeypatch, DatasetStore, "examples")
-    assert derived.compute_buckets(str(db["path"]), db["cmeie"]) == []    # CMeIE triples: no buckets
+    assert derived.compute_buckets(str(db["path"]), db["cdn"]) == []      # CHIP-CDN terms: no buckets
     assert predictions["n"] == 0 and decoded["n"] == 1                    # the gold only, no train split
     assert derived.compute_buckets(str(db["path"]), db["a"])              # CMeEE spans: buckets
-    assert predictions["n"] == 1
+    assert derived.compute_buckets(str(db["path"]), db["cmeie"])          # CMeIE triples: buckets
+    assert predictions["n"] == 2
 
 
 def test_live_dataset_example_is_a_record_number(db, page):

@@ -69,15 +69,17 @@ def app_url(tmp_path_factory):
 
 
 def _prepare_workspace(db: Path) -> None:
-    """Sample data plus one imported CMeEE run (run 1), written before the server opens the file."""
+    """Sample data plus imported runs, CMeEE (run 1) and CMeIE (run 2, many predicates), written
+    before the server opens the file."""
     from cblue_core.ingest import bootstrap_sample_data
     from cblue_core.runs import import_run
     from cblue_core.store.workspace import connect
 
     ws = connect(db)
     bootstrap_sample_data(ws, ROOT / "sample_data")
-    did = ws.datasets.find("CMeEE", "dev").dataset_id
-    import_run(ws, did, ROOT / "sample_data/cblue/CMeEE/CMeEE_dev.pred.json", name="sample model")
+    for task in ("CMeEE", "CMeIE"):
+        did = ws.datasets.find(task, "dev").dataset_id
+        import_run(ws, did, ROOT / f"sample_data/cblue/{task}/{task}_dev.pred.json", name="sample model")
     ws.close()
 
 

@@ -1,0 +1,94 @@
+"""The Errors page's confusion-matrix tab under AppTest, on the sample CMeIE run (many
+predicates): the top-k control is on the page, a click outlines its cell in the run it starts,
+and the ∅ column lists exactly the rows it counts."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from cblue_core.store.workspace import connect
+from tests.app_pages.conftest import APP, matrix_click, sample_runs_db
+
+
+@pytest.fixture(scope="module")
+def cmeie_db(tmp_path_factory):
+    made = sample_runs_db(tmp_path_factory, ["CMeIE"])
+    ws = connect(made["db"])
+    cm = ws.runs.confusion(made["CMeIE"])
+    ws.close()
+    return {"db": made["db"], "run": made["CMeIE"], "cm": cm}
+
+
+@pytest.fixture
+def matrix_tab(cmeie_db, monkeypatch):
+    monkeypatch.setenv("CBLUE_STUDIO_DB", str(cmeie_db["db"]))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("pages/errors.py")
+    at.query_params["run"] = str(cmeie_db["run"])
+    at.query_params["tab"] = "matrix"
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def matrix_spec(at: AppTest) -> dict:
+    chart = next(c for c in at.get("plotly_chart") if '"cells"' in c.proto.spec)
+    return json.loads(chart.proto.spec)
+
+
+def outline(at: AppTest) -> tuple[int, int] | None:
+    found = [t for t in matrix_spec(at)["data"] if t.get("name") == "selected"]
+    return (found[0]["y"][0], found[0]["x"][0]) if found else None
+
+
+def test_a_click_outlines_its_cell_in_the_run_it_starts(matrix_tab, cmeie_db):
+    cm = cmeie_db["cm"]
+    pair = cm[(cm.gold_label != cm.pred_label) & (cm.gold_label != "∅") & (cm.pred_label != "∅")]
+    gold, pred = (pair.iloc[0].gold_label, pair.iloc[0].pred_label) if len(pair) else (cm.iloc[0].gold_label,) * 2
+    assert outline(matrix_tab) is None
+    click = matrix_click(matrix_tab, "CMeIE", gold, pred)
+    matrix_tab.session_state["err_cm"] = click
+    matrix_tab.run()
+    assert not matrix_tab.exception, matrix_tab.exception
+    point = click["selection"]["points"][0]
+    assert outline(matrix_tab) == (point["y"], point["x"])
+
+
+def test_the_missed_column_lists_the_rows_it_counts(matrix_tab, cmeie_db):
+    cm = cmeie_db["cm"]
+    missed = cm[(cm.pred_label == "∅")].sort_values("n").iloc[-1]
+    matrix_tab.session_state["err_cm"] = matrix_click(matrix_tab, "CMeIE", missed.gold_label, "∅")
+    matrix_tab.run()
+    rows = matrix_tab.dataframe(key="err_rows").value
+    assert len(rows) == missed.n and set(rows["gold_label"]) == {missed.gold_label}
+    assert set(rows["category"]) - {"missed"} <= {"argument_boundary", "swapped"}   # same predicate
+
+
+def test_the_top_k_control_merges_the_rest_into_other(matrix_tab, cmeie_db):
+    cm = cmeie_db["cm"]
+    labels = (set(cm.gold_label) | set(cm.pred_label)) - {"∅"}
+    assert len(labels) > 10
+    control = matrix_tab.radio(key="err_top_k")
+    assert control.value == "all" and "Labels shown" in control.label
+    ticks = matrix_spec(matrix_tab)["layout"]["yaxis"]["ticktext"]
+    assert len(ticks) == len(labels) + 2 and ticks[-2:] == ["∅", "Σ"]
+    control.set_value(10).run()
+    ticks = matrix_spec(matrix_tab)["layout"]["yaxis"]["ticktext"]
+    assert len(ticks) == 13 and ticks[10].startswith("other") and ticks[-2:] == ["∅", "Σ"]
+
+
+def test_a_click_on_other_lists_the_rows_of_every_merged_label(matrix_tab, cmeie_db):
+    matrix_tab.radio(key="err_top_k").set_value(10).run()
+    spec = matrix_spec(matrix_tab)
+    cells = next(t for t in spec["data"] if t.get("name") == "cells")
+    other = next(d for d in cells["customdata"] if str(d[2]).startswith("other") and str(d[3]).startswith("∅"))
+    matrix_tab.session_state["err_cm"] = {"selection": {"points": [{"customdata": other, "x": other[1],
+                                                                    "y": other[0]}],
+                                                        "point_indices": [0], "box": [], "lasso": []}}
+    matrix_tab.run()
+    assert not matrix_tab.exception, matrix_tab.exception
+    rows = matrix_tab.dataframe(key="err_rows").value
+    assert len(rows) == int(other[4].replace(",", "")) and rows["gold_label"].nunique() > 1

@@ -1,0 +1,91 @@
+"""The Errors page's Per label, Error taxonomy, Buckets and Corrected gold tabs: the tables keep
+every column, the bars carry their numbers, "correct" stands apart from the error categories, and
+bucket panels are titled (relation tasks included)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_pages.errors_tabs.gold import COLUMNS as GOLD_COLUMNS
+from app_pages.errors_tabs.gold import changes_frame
+from app_pages.errors_tabs.labels import COLUMNS, per_label_frame
+from app_pages.errors_tabs.taxonomy import split_correct
+from tests.app_pages.conftest import APP, sample_runs_db
+
+
+def test_per_label_table_lists_scores_then_counts_and_adds_support():
+    frame = per_label_frame({"a": {"tp": 3, "fp": 1, "fn": 2, "precision": 0.75, "recall": 0.6, "f1": 0.667,
+                                   "extra": 1}}, display=str.upper)
+    assert list(frame.columns) == [*COLUMNS, "extra"]
+    assert frame.iloc[0]["label"] == "A" and frame.iloc[0]["support"] == 5
+
+
+def test_correct_rows_stand_apart_from_the_error_categories():
+    correct, errors = split_correct({"missed": 5, "correct": 9, "spurious": 2, "correct_term": 1})
+    assert correct == {"correct": 9, "correct_term": 1} and list(errors) == ["missed", "spurious"]
+
+
+def test_corrected_gold_table_keeps_its_columns_whatever_the_first_row():
+    rows = [{"idx": 3, "category": "spurious", "pred_label": "dis", "pred_text": "头痛"},
+            {"idx": 4, "category": "wrong_boundary", "gold_label": "sym", "pred_label": "sym",
+             "gold_text": "头痛欲裂", "pred_text": "头痛"}]
+    frame = changes_frame(rows)
+    assert list(frame.columns) == list(GOLD_COLUMNS)
+    assert frame.iloc[1]["gold_text"] == "头痛欲裂" and frame.iloc[1]["gold_label"] == "sym"
+
+
+@pytest.fixture(scope="module")
+def tabs_db(tmp_path_factory):
+    return sample_runs_db(tmp_path_factory, ["CMeIE", "CHIP-CTC"])
+
+
+@pytest.fixture
+def open_tab(tabs_db, monkeypatch):
+    monkeypatch.setenv("CBLUE_STUDIO_DB", str(tabs_db["db"]))
+
+    def open_tab(task: str, tab: str) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.run()
+        at.switch_page("pages/errors.py")
+        at.query_params["run"] = str(tabs_db[task])
+        at.query_params["tab"] = tab
+        at.run()
+        assert not at.exception, at.exception
+        return at
+    return open_tab
+
+
+def chart(at: AppTest, key: str) -> dict:
+    found = [c for c in at.get("plotly_chart") if key in (getattr(c.proto, "id", "") or "")]
+    return json.loads((found or at.get("plotly_chart"))[0].proto.spec)
+
+
+def test_per_label_bars_carry_their_f1_and_the_table_every_column(open_tab):
+    at = open_tab("CHIP-CTC", "labels")
+    table = at.dataframe[0].value
+    assert list(table.columns)[:len(COLUMNS)] == list(COLUMNS)
+    bars = chart(at, "err_label_chart")["data"][0]
+    assert len(bars["text"]) == len(bars["x"]) == len(table)
+    assert all(t == f"{v:.3f}" for t, v in zip(bars["text"], bars["x"]))
+
+
+def test_taxonomy_chart_holds_errors_only_and_the_correct_rows_are_listed_apart(open_tab):
+    at = open_tab("CMeIE", "taxonomy")
+    bars = chart(at, "err_tax")["data"][0]
+    assert "correct" not in bars["y"] and set(bars["y"]) <= {
+        "wrong_predicate", "swapped", "argument_boundary", "missed", "spurious"}
+    assert "correct rows" in at.markdown[0].value
+    at.button(key="err_tax_correct").click().run()
+    rows = at.dataframe(key="err_rows").value
+    assert len(rows) and set(rows["category"]) == {"correct"}
+
+
+def test_relation_buckets_are_titled_panels(open_tab):
+    at = open_tab("CMeIE", "buckets")
+    spec = chart(at, "err_buckets")
+    titles = {a["text"] for a in spec["layout"]["annotations"]}
+    assert {"<b>Triples per example</b>", "<b>Text length</b>", "<b>Argument nesting</b>"} <= titles
+    assert all(min(int(t.rsplit("n=", 1)[1].replace(",", "")) for t in axis["ticktext"]) > 0
+               for name, axis in spec["layout"].items() if name.startswith("xaxis"))
