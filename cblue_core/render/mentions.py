@@ -1,7 +1,8 @@
 """Subject and object strings of relation triples located in the text (CMeIE has no offsets).
 
-Every mention is located at its occurrences in the text (:func:`locate_mentions`) and each triple
-takes the CLOSEST pair of occurrences of its subject and object (:func:`closest_pair`).
+Every mention is located at its occurrences in the text (:func:`locate_mentions`), leaving out
+those inside a longer mention when it has others, and each triple takes the CLOSEST pair of
+occurrences of its subject and object (:func:`closest_pair`).
 """
 from __future__ import annotations
 
@@ -74,10 +75,32 @@ def locate_mentions(text: str, triples: Iterable[Triple]) -> dict[str, Mention]:
             if typ and str(typ) not in ty:
                 ty.append(str(typ))
     found = {m: find_all(text, m, MAX_OCCURRENCES + 1) for m in roles}
+    found = _outside_longer_mentions(found)
     order = sorted(roles, key=lambda m: (0, found[m][0], -len(m)) if found[m] else (1, 0, 0))
     return {m: Mention(m, n, tuple(found[m][:MAX_OCCURRENCES]), tuple(roles[m]), tuple(types[m]),
                        len(found[m]) > MAX_OCCURRENCES)
             for n, m in enumerate(order, start=1)}
+
+
+def _outside_longer_mentions(found: dict[str, list[int]]) -> dict[str, list[int]]:
+    """Each mention's occurrences without those inside an occurrence of a longer mention of the
+    same example (关节 inside 腕关节, 病毒 inside 乙型肝炎病毒), when it has any other: an arc
+    attached there would point into the other mention. A mention found only inside others keeps
+    its occurrences. Linear after sorting: an interval is inside another one when an interval
+    sorted before it (by start, then longest first) reaches as far."""
+    intervals = sorted({(o, o + len(m)) for m, starts in found.items() for o in starts},
+                       key=lambda iv: (iv[0], -iv[1]))
+    contained: set[tuple[int, int]] = set()
+    reach = -1
+    for start, end in intervals:
+        if reach >= end:
+            contained.add((start, end))
+        reach = max(reach, end)
+    out: dict[str, list[int]] = {}
+    for m, starts in found.items():
+        free = [o for o in starts if (o, o + len(m)) not in contained]
+        out[m] = free or starts
+    return out
 
 
 def closest_pair(subject_starts: Sequence[int], subject_len: int,

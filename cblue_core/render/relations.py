@@ -294,9 +294,9 @@ def relations_body(text: str, triples: Sequence[Triple], *,
                          f'{MAX_OCCURRENCES} times: its first {MAX_OCCURRENCES} are marked, and arcs use '
                          f'the closest of them</div>')
         elif m.ambiguous:
-            notes.append(f'<div class="cbr-note">「{shown}」出现 {len(m.occurrences)} 次，弧线连接最近的一处 / '
-                         f'{shown} occurs {len(m.occurrences)} times; arcs use the closest '
-                         f'occurrence</div>')
+            notes.append(f'<div class="cbr-note">「{shown}」出现 {len(m.occurrences)} 次，弧线连接最近的一处，'
+                         f'其余各处下方为虚线 / {shown} occurs {len(m.occurrences)} times; arcs use the '
+                         f'closest occurrence, the others are underlined with a dashed bar</div>')
     missing = [m for m in mentions.values() if m.missing]
     if missing:
         listed = "，".join(f"「{esc(m.text) if m.text else '（空 / empty）'}」" for m in missing)

@@ -64,7 +64,8 @@ def test_every_occurrence_located():
     text = "肺癌可引起咳嗽，肺癌晚期可见咯血，小细胞肺癌"
     triples = [Triple("肺癌", "临床表现", "咳嗽"), Triple("小细胞肺癌", "临床表现", "咯血")]
     m = locate_mentions(text, triples)
-    assert m["肺癌"].occurrences == (0, 8, 20) and m["肺癌"].ambiguous
+    # the third 肺癌 is inside 小细胞肺癌, another mention: no arc attaches there
+    assert m["肺癌"].occurrences == (0, 8) and m["肺癌"].ambiguous
     assert m["小细胞肺癌"].occurrences == (17,) and not m["小细胞肺癌"].ambiguous
     assert m["咳嗽"].roles == ("object",) and m["肺癌"].roles == ("subject",)
     out = relations_html(text, triples)
@@ -186,7 +187,9 @@ def test_relations_escape_everything_and_empty():
     text = visible_text(out)  # raises on any foreign tag, attribute, class or style
     assert IMG in text and SCRIPT in text and BOLD in text
     assert "&lt;img src=x onerror=alert(1)&gt;" in out and "**bold**" in out
-    assert len(arcs_in(out)) == 2
+    # BOLD also occurs inside EVIL; its arc to 前 takes its own occurrence at the end, which
+    # wraps onto the next line: drawn in two pieces
+    assert len(arcs_in(out)) == 3
     check_html(relations_html("", []))
     check_html(relations_html("", [Triple("a", "p", "b")]))
     assert "no relations" in relations_html("文本", [])
