@@ -20,6 +20,7 @@ from .models.devices import predict_with_oom_retry
 from .models.provenance import overlapping
 from .records import Example
 from .store.runs import error_table
+from .store.training_sets import TrainingSet, from_overlap
 from .store.workspace import Workspace, WorkspaceError
 from .tasks import TaskSpec, get_task
 
@@ -72,12 +73,17 @@ def record_run(ws: Workspace, dataset_id: int, predictions: list[Example], *, na
     summary = ev.summary()
     if match is not None:
         summary["match"] = match.lines()
+    # Stored with the run, so that every page can keep only the seen or the unseen examples (a
+    # model run that was not told its records is settled later: cblue_core.seen_split).
+    training: TrainingSet | None = TrainingSet(False, model) if source != "model" else None
+    seen: list[int] = []
     if not isinstance(training_records, Unknown):
         summary["training_overlap"] = training_overlap(task, gold, predictions, training_records, n_boot=n_boot,
                                                        **reference_lists(ws, task.name))
+        training, seen = from_overlap(summary["training_overlap"], model)
     run_id = ws.runs.create(dataset_id, name, source=source, predictions=predictions,
                            metrics=summary, errors=error_table(ev.error_rows), model=model,
-                           params=params, device=device)
+                           params=params, device=device, training=training, seen=seen)
     return RunResult(run_id, ev, match, summary.get("training_overlap"))
 
 

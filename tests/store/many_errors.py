@@ -1,0 +1,54 @@
+"""A workspace with one run of 3,000 error rows over 1,500 CMeEE examples, and the same rows as
+plain dicts, so that tests count what a selection should hold independently of the store."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cblue_core.ingest import ingest_file
+from cblue_core.store.runs import error_table
+from cblue_core.store.training_sets import TrainingSet
+from cblue_core.store.workspace import connect
+
+EXAMPLES = 1500
+
+
+def error_rows() -> list[dict]:
+    """Two rows per example: a correct sym span, then a missed dis (every third example, tagged
+    nested on even ones), a dis predicted as sym, or a spurious bod."""
+    rows = []
+    for i in range(EXAMPLES):
+        rows.append({"idx": i, "category": "correct", "gold_label": "sym", "pred_label": "sym", "tags": [],
+                     "gold_start": 0, "gold_end": 2, "pred_start": 0, "pred_end": 2})
+        if i % 3 == 0:
+            rows.append({"idx": i, "category": "missed", "gold_label": "dis", "gold_start": 2, "gold_end": 4,
+                         "tags": ["nested"] if i % 2 == 0 else []})
+        elif i % 3 == 1:
+            rows.append({"idx": i, "category": "wrong_type", "gold_label": "dis", "pred_label": "sym",
+                         "gold_start": 2, "gold_end": 4, "pred_start": 2, "pred_end": 4, "tags": []})
+        else:
+            rows.append({"idx": i, "category": "spurious", "pred_label": "bod", "pred_start": 3,
+                         "pred_end": 4, "tags": []})
+    return rows
+
+
+def seen(i: int) -> bool:
+    """The examples the run's model was trained on."""
+    return i % 4 == 0
+
+
+def build(folder: Path) -> tuple[Path, int]:
+    """(workspace file, run id): the run's training set declared (see :func:`seen`)."""
+    data = folder / "CMeEE_dev.json"
+    data.write_text(json.dumps([{"text": f"头痛发热{i}", "entities": []} for i in range(EXAMPLES)],
+                               ensure_ascii=False), encoding="utf-8")
+    db = folder / "many.duckdb"
+    ws = connect(db)
+    assert ingest_file(ws, data).ok
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
+    run_id = ws.runs.create(did, "many", source="model", model="m", predictions=[], metrics={},
+                            errors=error_table(error_rows()),
+                            training=TrainingSet(True, "m", sum(map(seen, range(EXAMPLES)))),
+                            seen=[i for i in range(EXAMPLES) if seen(i)])
+    ws.close()
+    return db, run_id
