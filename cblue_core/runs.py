@@ -235,8 +235,10 @@ def run_evaluation(ws: Workspace, run_id: int, *, n_boot: int = 0,
     return evaluate(task, gold, pred, n_boot=n_boot, **reference_lists(ws, task.name))
 
 
-def compare_runs(ws: Workspace, run_a: int, run_b: int, *, n_boot: int = 1000, seed: int = 0):
-    """Paired comparison of two runs on the same split, overall and on every saved slice."""
+def compare_runs(ws: Workspace, run_a: int, run_b: int, *, n_boot: int = 1000, seed: int = 0,
+                 within: list[int] | None = None, overall: str = "all examples"):
+    """Paired comparison of two runs on the same split, overall and on every saved slice;
+    ``within``: on those examples only (named ``overall``), e.g. the part neither model saw."""
     from .analysis.compare import compare
 
     a, b = ws.runs.get(run_a), ws.runs.get(run_b)
@@ -250,4 +252,5 @@ def compare_runs(ws: Workspace, run_a: int, run_b: int, *, n_boot: int = 1000, s
     slices = {}
     for s in ws.slices.all(a.task):
         slices[s.name] = ws.slices.indices(a.dataset_id, s.predicate)
-    return compare(ev_a.stats, ev_b.stats, ev_a.headline, slices=slices, n_boot=n_boot, seed=seed)
+    return compare(ev_a.stats, ev_b.stats, ev_a.headline, slices=slices, n_boot=n_boot, seed=seed,
+                   within=within, overall=overall)

@@ -40,8 +40,9 @@ class SeenSplit:
         """Whose training records define the split, for a caption."""
         if not self.known:
             return self.reason
-        who = " and ".join(self.models) if self.models else "the model"
-        either = "either model's" if len(set(self.models)) > 1 else "the model's"
+        models = list(dict.fromkeys(self.models))
+        who = " and ".join(models) if models else "the model"
+        either = "either model's" if len(models) > 1 else "the model's"
         return (f"{self.seen_examples:,} examples in {either} training records ({who}); "
                 "unseen: the rest")
 
@@ -68,6 +69,26 @@ def settle(ws: Workspace, run: RunInfo, extra_dirs: Sequence[str] = ()) -> Train
     overlap = training_overlap(task, ws.datasets.examples(run.dataset_id), ws.runs.predictions(run.run_id),
                                records, **reference_lists(ws, task.name))
     return _keep(ws, run, *from_overlap(overlap, run.model))
+
+
+def settle_all(ws: Workspace, runs: Sequence[RunInfo], extra_dirs: Sequence[str] = ()
+               ) -> dict[int, TrainingSet | None]:
+    """:func:`settle` for many runs (one query for those already settled)."""
+    stored: dict[int, TrainingSet | None] = dict(ws.runs.training_sets([r.run_id for r in runs]))
+    return {r.run_id: stored[r.run_id] if r.run_id in stored else settle(ws, r, extra_dirs) for r in runs}
+
+
+def unseen_score(ts: TrainingSet | None) -> tuple[str, float | None, int] | None:
+    """(headline, value, examples) on the examples the run's model never saw; None when that is
+    unknown (no declared training records)."""
+    if ts is None or not ts.declared:
+        return None
+    part = ts.unseen_metrics
+    if part is None:          # every example was in the training records
+        return "", None, 0
+    name = str(part.get("headline", ""))
+    value = part.get("metrics", {}).get(name)
+    return name, None if value is None else float(value), int(part.get("examples", 0))
 
 
 def _keep(ws: Workspace, run: RunInfo, ts: TrainingSet, seen: list[int]) -> TrainingSet:

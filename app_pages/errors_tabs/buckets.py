@@ -7,13 +7,15 @@ import streamlit as st
 
 from app_pages.common import db_path, md
 from app_pages.errors_tabs import derived
+from app_pages.errors_tabs.state import seen_filter
 from app_pages.keys import Errors as K
 from cblue_core.analysis.buckets import LABEL_SCORERS
 from cblue_core.tasks import get_task
 
 
 def render(ws, run) -> None:
-    scores, has_train = derived.buckets(db_path(), run.run_id)
+    seen = seen_filter()
+    scores, has_train = derived.buckets(db_path(), run.run_id, seen)
     if not scores:
         st.info("Bucketed analysis covers span and label tasks.")
         return
@@ -21,7 +23,7 @@ def render(ws, run) -> None:
     st.caption(f"{md(metric)} per bucket with 95% bootstrap intervals; "
                + ("training-set features from the workspace's train split." if has_train else
                   "no train split in the workspace: frequency and consistency buckets are off."))
-    st.plotly_chart(derived.bucket_chart(db_path(), run.run_id, metric), key=K.BUCKETS)
+    st.plotly_chart(derived.bucket_chart(db_path(), run.run_id, metric, seen), key=K.BUCKETS)
     with st.expander("Bucket table"):
         frame = pd.DataFrame([{"feature": b.feature, "bucket": b.bucket, metric: b.f1, "low": b.low,
                                "high": b.high, "gold": b.support, "tp": b.tp, "fp": b.fp, "fn": b.fn,

@@ -1,10 +1,13 @@
-"""The run's headline metrics, and the warning when the run's model was trained on the split."""
+"""The run's headline metrics, the warning when the run's model was trained on the split, and
+the training-records filter every tab respects."""
 from __future__ import annotations
 
 import streamlit as st
 
 from app_pages.common import md, num, overlap_warning
-from app_pages.errors_tabs.state import metric_spec
+from app_pages.errors_tabs.state import metric_spec, shown_summary
+from app_pages.keys import Errors as K
+from app_pages.seen_filter import seen_control
 
 
 def render(ws, run) -> None:
@@ -19,3 +22,13 @@ def render(ws, run) -> None:
                    help=f"95% bootstrap interval {num(ci[0], spec)} – {num(ci[1], spec)}" if ci else None)
         if ci:
             col.caption(f"95% CI {num(ci[0], spec)} – {num(ci[1], spec)}")
+    seen, _ = seen_control(ws, [run], K.SEEN)
+    if seen != st.session_state.get(K.SEEN_ACTIVE):
+        st.session_state[K.SEEN_ACTIVE] = seen
+        st.session_state.pop(K.EXAMPLE, None)      # it may lie outside the part now shown
+    if seen is not None:
+        part = shown_summary(run)
+        name = part["headline"]
+        st.markdown(f"**On the {part['examples']:,} {seen} examples**: {md(name)} = "
+                    f"{num(part['metrics'].get(name), spec)}; every tab below and the rows list show "
+                    f"only these examples.")

@@ -6,13 +6,13 @@ import streamlit as st
 
 from app_pages.charts import confusion_figure
 from app_pages.common import selected
-from app_pages.errors_tabs.state import FILTER_KEY, select_filter
+from app_pages.errors_tabs.state import FILTER_KEY, seen_filter, select_filter
 from app_pages.keys import Errors as K
 from cblue_core.tasks import get_task
 
 
 def render(ws, run) -> None:
-    cm = ws.runs.confusion(run.run_id)
+    cm = ws.runs.confusion(run.run_id, seen=seen_filter())
     if cm.empty:
         st.info("No confusion pairs for this run (nothing was matched on both sides).")
         return

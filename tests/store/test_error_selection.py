@@ -71,15 +71,15 @@ def test_the_limit_never_changes_the_totals(many):
     ws, run_id = many
     sizes = {(f.total_rows, f.examples, f.truncated) for f in
              (ws.runs.select_errors(run_id, limit=n) for n in (0, 1, 2000))}
-    assert sizes == {(3000, 1500, True)}
-    assert not ws.runs.select_errors(run_id, limit=3000).truncated
+    assert sizes == {(4500, 1500, True)}
+    assert not ws.runs.select_errors(run_id, limit=4500).truncated
 
 
 def test_seen_filter_on_the_run_queries(many):
     ws, run_id = many
     counts = ws.runs.error_counts(run_id, seen="seen")
     assert counts == dict(Counter(r["category"] for r in error_rows() if seen(r["idx"])))
-    assert sum(ws.runs.error_counts(run_id, seen="unseen").values()) == 3000 - 2 * 375
+    assert sum(ws.runs.error_counts(run_id, seen="unseen").values()) == 4500 - 3 * 375
     assert ws.runs.tag_counts(run_id, seen="unseen") == {"nested": sum(
         1 for r in error_rows() if "nested" in r["tags"] and not seen(r["idx"]))}
     cm = ws.runs.confusion(run_id, seen="seen")
