@@ -30,9 +30,11 @@ def inert(value: Any) -> Any:
 
 def table_csv(frame: pd.DataFrame) -> bytes:
     """The frame as CSV bytes (header row, no index)."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
     out = frame.copy()
     for col in out.columns:
-        if out[col].dtype == object:
-            out[col] = out[col].map(inert)
+        if not (is_numeric_dtype(out[col]) or is_bool_dtype(out[col])):
+            out[col] = out[col].astype(object).map(inert)
     text: str = out.to_csv(index=False)
     return text.encode("utf-8-sig")
