@@ -11,12 +11,7 @@ from pathlib import Path
 import pytest
 
 from cblue_core.ingest import ingest_file
-from cblue_core.models.provenance import (
-    RECORDS_FILE,
-    fingerprint,
-    read_training_records,
-    write_training_records,
-)
+from cblue_core.models import provenance
 from cblue_core.runs import record_run, run_evaluation
 from cblue_core.seen_split import part_indices, seen_split, settle
 from cblue_core.store.error_selection import ErrorSelection
@@ -40,7 +35,7 @@ def qic(tmp_path):
     (folder / "model_card.json").write_text(json.dumps({**card, "name": "qic-probe"}, ensure_ascii=False),
                                             encoding="utf-8")
     gold = ws.datasets.examples(did)
-    write_training_records(folder, gold[:3], sources=["the first three sample records"])
+    provenance.write_training_records(folder, gold[:3], sources=["the first three sample records"])
     yield ws, did, folder, [str(models)]
     ws.close()
 
@@ -60,7 +55,7 @@ def test_an_older_run_is_settled_from_its_model_folder_once(qic):
     assert ts is not None and ts.declared and ts.model == "qic-probe" and ts.seen_examples == 3
     assert ws.runs.seen_indices([run_id]) == [0, 1, 2]
     assert ts.unseen_metrics["examples"] == len(ws.datasets.examples(did)) - 3
-    (folder / RECORDS_FILE).unlink()                         # stored: the folder is not read again
+    (folder / provenance.RECORDS_FILE).unlink()                         # stored: the folder is not read again
     assert ws.runs.training_sets([run_id])[run_id] == ts == settle(ws, ws.runs.get(run_id), dirs)
     unseen = ws.runs.select_errors(run_id, ErrorSelection(seen="unseen"), limit=None)
     assert set(unseen.rows["idx"]) == set(range(3, 24)) and unseen.total_rows == 21
@@ -68,7 +63,7 @@ def test_an_older_run_is_settled_from_its_model_folder_once(qic):
 
 def test_a_model_that_declares_nothing_or_is_gone_is_unknown(qic):
     ws, did, folder, dirs = qic
-    (folder / RECORDS_FILE).unlink()
+    (folder / provenance.RECORDS_FILE).unlink()
     declares_nothing = ws.runs.get(older_run(ws, did, "qic-probe"))
     split = seen_split(ws, [declares_nothing], dirs)
     assert not split.known and "declares no training records" in split.reason
@@ -116,11 +111,11 @@ def test_unseen_part_of_a_cmeie_dev_run_is_the_cards_held_out_part(cblue_dir, tm
     predictor = load_predictor(folder, task="CMeIE")
     predicted = dict(zip(held, predict_with_oom_retry(predictor, [model_input(task, gold[i]) for i in held], 32)))
     preds = [predicted.get(g.index) or model_input(task, g) for g in gold]
-    records = read_training_records(folder)
+    records = provenance.read_training_records(folder)
     run_id = record_run(ws, did, preds, name="cmeie on dev", source="model", model="cmeie", n_boot=0,
                         training_records=records).run_id
     split = seen_split(ws, [ws.runs.get(run_id)])
-    duplicates = {i for i in held if fingerprint(gold[i]) in records}
+    duplicates = {i for i in held if provenance.fingerprint(gold[i]) in records}
     unseen = part_indices(ws, did, split.runs, "unseen")
     assert unseen == sorted(set(held) - duplicates) and split.seen_examples == len(gold) - len(unseen)
     f1 = card["dev_metrics"]["metrics"]["f1"]

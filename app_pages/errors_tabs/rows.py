@@ -47,9 +47,9 @@ def render(ws, run) -> None:
         st.caption("Click a confusion-matrix cell, a taxonomy bar, a tag or a slice.")
     else:
         selection = selection_of(flt)
-        st.caption("Filter: " + ", ".join(f"{md(k)} = {md(v)}" for k, v in selection.describe().items()
-                                          if k not in ("examples", "rows"))
-                   + (f", slice = {md(flt['slice'])}" if "slice" in flt else ""))
+        shown = {"slice": flt["slice"]} if "slice" in flt else {}
+        shown.update((k, v) for k, v in selection.describe().items() if k not in ("examples", "rows"))
+        st.caption("Filter: " + ", ".join(f"{md(k)} = {md(v)}" for k, v in shown.items()))
         found = ws.runs.select_errors(run.run_id, selection, limit=ROW_LIMIT)
         st.caption(rows_caption(found))
         st.download_button(f"Download all {counted(found.total_rows, 'row')} (CSV)",

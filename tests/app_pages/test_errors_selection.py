@@ -15,7 +15,7 @@ from app_pages.errors_tabs.rows import selection_csv
 from cblue_core.store.error_selection import ErrorSelection
 from cblue_core.store.training_sets import TrainingSet
 from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import APP
+from tests.app_pages.conftest import opened
 from tests.store.many_errors import EXAMPLES, add_other_run, build, error_rows, inputs, seen, seen_by_other
 
 
@@ -38,15 +38,7 @@ def many(tmp_path_factory):
 @pytest.fixture
 def open_page(many, monkeypatch):
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(many["db"]))
-
-    def open_page(path: str, query: dict | None = None) -> AppTest:
-        at = AppTest.from_file(APP, default_timeout=60)
-        at.run()
-        at.switch_page(path)
-        for k, v in (query or {}).items():
-            at.query_params[k] = v
-        return at.run()
-    return open_page
+    return opened
 
 
 def click_bar(at: AppTest, category: str) -> AppTest:
@@ -81,7 +73,7 @@ def test_a_slice_beyond_the_first_2000_rows_lists_all_its_errors(open_page, many
     at = open_page("pages/errors.py", {"run": str(many["run"]), "tab": "slices"})
     at.selectbox(key="err_slice").set_value("late").run()
     assert not at.exception, at.exception
-    assert "300 rows in 300 examples" in captions(at)
+    assert "300 rows in 300 examples" in captions(at) and "Filter: slice = late" in captions(at)
     listed = at.dataframe(key="err_rows").value
     assert len(listed) == 300 and listed["idx"].min() == 1200 and "correct" not in set(listed["category"])
 

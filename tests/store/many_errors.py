@@ -56,13 +56,17 @@ def build(folder: Path) -> tuple[Path, int]:
     ws = connect(db)
     assert ingest_file(ws, data).ok
     did = ws.datasets.find("CMeEE", "dev").dataset_id
-    run_id = ws.runs.create(did, "many", source="model", model="m", predictions=inputs(ws, did),
-                            metrics={"headline": "f1", "metrics": {"f1": 0.5}},
-                            errors=error_table(error_rows()),
-                            training=TrainingSet(True, "m", sum(map(seen, range(EXAMPLES)))),
-                            seen=[i for i in range(EXAMPLES) if seen(i)])
+    run_id = _model_run(ws, did, "many", "m", seen)
     ws.close()
     return db, run_id
+
+
+def _model_run(ws, dataset_id: int, name: str, model: str, trained_on) -> int:
+    """A run of :func:`error_rows` whose model was trained on the examples ``trained_on`` picks."""
+    seen_here = [i for i in range(EXAMPLES) if trained_on(i)]
+    return ws.runs.create(dataset_id, name, source="model", model=model, predictions=inputs(ws, dataset_id),
+                          metrics={"headline": "f1", "metrics": {"f1": 0.5}}, errors=error_table(error_rows()),
+                          training=TrainingSet(True, model, len(seen_here)), seen=seen_here)
 
 
 def inputs(ws, dataset_id: int) -> list:
@@ -74,10 +78,6 @@ def add_other_run(db: Path) -> int:
     """A second model run on the same split, by a model trained on other examples."""
     ws = connect(db)
     did = ws.datasets.find("CMeEE", "dev").dataset_id
-    run_id = ws.runs.create(did, "other", source="model", model="n", predictions=inputs(ws, did),
-                            metrics={"headline": "f1", "metrics": {"f1": 0.5}},
-                            errors=error_table(error_rows()),
-                            training=TrainingSet(True, "n", sum(map(seen_by_other, range(EXAMPLES)))),
-                            seen=[i for i in range(EXAMPLES) if seen_by_other(i)])
+    run_id = _model_run(ws, did, "other", "n", seen_by_other)
     ws.close()
     return run_id
