@@ -55,7 +55,7 @@ def render(ws, run) -> None:
         st.download_button(f"Download all {counted(found.total_rows, 'row')} (CSV)",
                            partial(selection_csv, db_path(), run.run_id, selection),
                            file_name=f"run{run.run_id:d}_errors.csv", mime="text/csv", key=K.ROWS_CSV,
-                           disabled=not found.total_rows)
+                           disabled=not found.total_rows, on_click="ignore")
         view = found.rows[SHOWN]
         event = st.dataframe(view, hide_index=True, width="stretch", on_select="rerun",
                              selection_mode="single-row", key=K.ROWS)

@@ -81,9 +81,10 @@ class ErrorSelection:
         out: dict[str, str] = {}
         for name in ("category", "gold_label", "pred_label", "tag", "idx"):
             value = getattr(self, name)
-            if value is not None:
-                out[name] = value if isinstance(value, str) else ", ".join(map(str, value)) \
-                    if isinstance(value, tuple) else str(value)
+            if isinstance(value, tuple):          # the labels of a merged "other" row or column
+                out[name] = ", ".join(value)
+            elif value is not None:
+                out[name] = str(value)
         if self.indices is not None:
             out["examples"] = f"{len(self.indices):,} chosen"
         if self.errors_only:

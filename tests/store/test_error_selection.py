@@ -106,3 +106,11 @@ def test_seen_of_several_runs_is_their_union(many, tmp_path):
 def test_a_bad_seen_value_is_refused():
     with pytest.raises(ValueError, match="seen must be one of"):
         ErrorSelection(seen="maybe")   # type: ignore[arg-type]
+
+
+def test_a_selection_describes_its_filters():
+    described = ErrorSelection(gold_label=("dis", "bod"), tag="nested", idx=3, indices=(1, 2),
+                               errors_only=True, seen="unseen").describe()
+    assert described == {"gold_label": "dis, bod", "tag": "nested", "idx": "3", "examples": "2 chosen",
+                         "rows": "errors only", "training records": "unseen only"}
+    assert ErrorSelection().describe() == {}
