@@ -27,8 +27,20 @@ def render(ws, run) -> None:
         st.session_state[K.SEEN_ACTIVE] = seen
         st.session_state.pop(K.EXAMPLE, None)      # it may lie outside the part now shown
     if seen is not None:
-        part = shown_summary(run)
+        part = _part_headline(ws, run, seen)
         name = part["headline"]
+        ci = part.get("intervals", {}).get(name)
         st.markdown(f"**On the {part['examples']:,} {seen} examples**: {md(name)} = "
-                    f"{num(part['metrics'].get(name), spec)}; every tab below and the rows list show "
-                    f"only these examples.")
+                    f"{num(part['metrics'].get(name), spec)}"
+                    + (f" (95% CI {num(ci[0], spec)} – {num(ci[1], spec)})" if ci else "")
+                    + "; every tab below and the rows list show only these examples.")
+
+
+def _part_headline(ws, run, seen) -> dict:
+    """The score on the part shown: the unseen part's was stored with the run (with its
+    interval), so switching to it re-scores nothing; the seen part is re-scored once."""
+    if seen == "unseen":
+        stored = ws.runs.training_sets([run.run_id]).get(run.run_id)
+        if stored is not None and stored.unseen_metrics is not None:
+            return stored.unseen_metrics
+    return shown_summary(run)

@@ -120,3 +120,10 @@ def test_runs_table_shows_the_unseen_score(open_page, many):
     table = at.dataframe[0].value.set_index("run")
     assert table.loc[many["other"], "unseen score (n)"] == "0.2500 (1,200)"
     assert table.loc[many["imported"], "unseen score (n)"] == "unknown"
+
+
+def test_the_unseen_score_stored_with_the_run_is_shown_without_rescoring(open_page, many):
+    at = open_page("pages/errors.py", {"run": str(many["other"])})
+    at.radio(key="err_seen").set_value("unseen only").run()
+    assert not at.exception, at.exception
+    assert any(m.value.startswith("**On the 1,200 unseen examples**: f1 = 0.2500") for m in at.markdown)
