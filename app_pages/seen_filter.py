@@ -15,6 +15,8 @@ def seen_control(ws, runs, key: str) -> tuple[Seen | None, SeenSplit]:
     """The control for one run (Errors) or two (Compare: the union of their training records),
     disabled and saying "unknown" when a run's model declares no training records."""
     split = seen_split(ws, runs, model_dirs())
+    if not split.known:       # a disabled control must not show the choice made for another run
+        st.session_state[key] = "all"
     choice = st.radio("Training records", list(CHOICES), key=key, horizontal=True, disabled=not split.known,
                       help="Keep only the examples the model never saw in training (unseen), or only "
                            "those it did (seen).")

@@ -96,9 +96,12 @@ def test_training_records_filter_reaches_tabs_and_rows(open_page, many):
 
 
 def test_training_records_filter_is_unknown_for_an_import(open_page, many):
-    at = open_page("pages/errors.py", {"run": str(many["imported"])})
+    at = open_page("pages/errors.py", {"run": str(many["run"])})
+    at.radio(key="err_seen").set_value("unseen only").run()
+    at.selectbox(key="err_run").set_value(many["imported"]).run()
     assert not at.exception, at.exception
-    assert at.radio(key="err_seen").disabled
+    assert at.radio(key="err_seen").disabled and at.radio(key="err_seen").value == "all"
+    assert not any("unseen examples" in m.value for m in at.markdown)
     assert any("unknown" in c and "declares no training records" in c for c in captions(at))
 
 
