@@ -111,7 +111,7 @@ def training_overlap(task: TaskSpec, gold: list[Example], pred: list[Example],
 
     None when the model declares no training records (a user checkpoint: we cannot know).
     ``{"examples": n overlapping, "share": n / total, "indices": [...],
-    "metrics_without_overlap": {"headline", "metrics", "intervals", "examples"} | None}``;
+    "metrics_without_overlap": {"headline", "metrics", "intervals", "per_label", "examples"} | None}``;
     the last is None when every example overlaps."""
     if records is None:
         return None
@@ -128,8 +128,10 @@ def training_overlap(task: TaskSpec, gold: list[Example], pred: list[Example],
     else:
         sub_ev = evaluate(task, [gold[i] for i in keep], [pred[i] for i in keep], n_boot=n_boot, **refs)
     summary = sub_ev.summary()
+    # per_label too: the Errors page's per-label tab shows the unseen part without re-scoring it.
     out["metrics_without_overlap"] = {"headline": summary["headline"], "metrics": summary["metrics"],
-                                      "intervals": summary.get("intervals", {}), "examples": len(keep)}
+                                      "intervals": summary.get("intervals", {}),
+                                      "per_label": summary.get("per_label", {}), "examples": len(keep)}
     return out
 
 

@@ -55,6 +55,7 @@ def test_an_older_run_is_settled_from_its_model_folder_once(qic):
     assert ts is not None and ts.declared and ts.model == "qic-probe" and ts.seen_examples == 3
     assert ws.runs.seen_indices([run_id]) == [0, 1, 2]
     assert ts.unseen_metrics["examples"] == len(ws.datasets.examples(did)) - 3
+    assert ts.unseen_metrics["per_label"] == run_evaluation(ws, run_id, indices=list(range(3, 24))).per_label
     (folder / provenance.RECORDS_FILE).unlink()                         # stored: the folder is not read again
     assert ws.runs.training_sets([run_id])[run_id] == ts == settle(ws, ws.runs.get(run_id), dirs)
     unseen = ws.runs.select_errors(run_id, ErrorSelection(seen="unseen"), limit=None)
@@ -125,6 +126,7 @@ def test_unseen_part_of_a_cmeie_dev_run_is_the_cards_held_out_part(cblue_dir, tm
     assert low <= on_unseen.metrics["f1"] <= high
     stored = ws.runs.training_sets([run_id])[run_id].unseen_metrics
     assert stored["examples"] == len(unseen) and stored["metrics"]["f1"] == pytest.approx(on_unseen.metrics["f1"])
+    assert stored["per_label"] == on_unseen.per_label
     rows = ws.runs.select_errors(run_id, ErrorSelection(seen="unseen"), limit=None).rows
     assert set(rows["idx"]) <= set(unseen) and len(rows) == sum(1 for r in on_unseen.error_rows)
     ws.close()

@@ -43,4 +43,4 @@ def _part_headline(ws, run, seen) -> dict:
         stored = ws.runs.training_sets([run.run_id]).get(run.run_id)
         if stored is not None and stored.unseen_metrics is not None:
             return stored.unseen_metrics
-    return shown_summary(run)
+    return shown_summary(ws, run)

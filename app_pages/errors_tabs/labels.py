@@ -14,7 +14,7 @@ MAX_BARS = 60      # CHIP-CDN scores thousands of terms: those get the table alo
 
 def render(ws, run) -> None:
     task = get_task(run.task)
-    per_label = shown_summary(run).get("per_label", {})
+    per_label = shown_summary(ws, run).get("per_label", {})
     if not per_label:
         st.info("This task reports no per-label figures.")
         return

@@ -28,11 +28,18 @@ def seen_filter() -> Seen | None:
     return st.session_state.get(K.SEEN_ACTIVE)
 
 
-def shown_summary(run) -> dict[str, Any]:
-    """The run's metrics on the examples the page shows: all of them (as stored), or the part
-    the training-records filter keeps (re-scored, with ``examples``)."""
+def shown_summary(ws, run) -> dict[str, Any]:
+    """The run's metrics on the examples the page shows: all of them, or the part the
+    training-records filter keeps (with ``examples``). The unseen part's were stored with the run
+    (runs stored since they carry per-label figures too); the seen part is re-scored once."""
     seen = seen_filter()
-    return run.metrics if seen is None else part_summary(db_path(), run.run_id, seen, (run.run_id,))
+    if seen is None:
+        return run.metrics
+    if seen == "unseen":
+        stored = ws.runs.training_sets([run.run_id]).get(run.run_id)
+        if stored is not None and stored.unseen_metrics is not None and "per_label" in stored.unseen_metrics:
+            return stored.unseen_metrics
+    return part_summary(db_path(), run.run_id, seen, (run.run_id,))
 
 
 def shown_indices(ws, run) -> set[int] | None:

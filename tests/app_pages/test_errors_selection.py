@@ -28,8 +28,9 @@ def many(tmp_path_factory):
     did = ws.runs.get(run_id).dataset_id
     imported = ws.runs.create(did, "imported", source="import", predictions=inputs(ws, did),
                               metrics={"headline": "f1", "metrics": {"f1": 0.5}}, training=TrainingSet(False))
+    per_label = {"sym": {"tp": 3, "fp": 1, "fn": 1, "precision": 0.75, "recall": 0.75, "f1": 0.75, "support": 4}}
     ws.runs.save_training_set(other, TrainingSet(True, "n", 300, {"headline": "f1", "metrics": {"f1": 0.25},
-                                                                  "examples": 1200}),
+                                                                  "per_label": per_label, "examples": 1200}),
                               [i for i in range(EXAMPLES) if seen_by_other(i)])
     ws.close()
     return {"db": db, "run": run_id, "other": other, "imported": imported}
@@ -125,8 +126,10 @@ def test_runs_table_shows_the_unseen_score(open_page, many):
     assert table.loc[many["imported"], "unseen score (n)"] == "unknown"
 
 
-def test_the_unseen_score_stored_with_the_run_is_shown_without_rescoring(open_page, many):
-    at = open_page("pages/errors.py", {"run": str(many["other"])})
+def test_the_unseen_scores_stored_with_the_run_are_shown_without_rescoring(open_page, many):
+    at = open_page("pages/errors.py", {"run": str(many["other"]), "tab": "labels"})
     at.radio(key="err_seen").set_value("unseen only").run()
     assert not at.exception, at.exception
     assert any(m.value.startswith("**On the 1,200 unseen examples**: f1 = 0.2500") for m in at.markdown)
+    table = next(d.value for d in at.dataframe if "label" in d.value.columns)
+    assert len(table) == 1 and table["label"][0].endswith("(sym)") and list(table["f1"]) == [0.75]
