@@ -226,11 +226,15 @@ def device_choice() -> str:
     return st.session_state.get(Sidebar.DEVICE) or "cpu"
 
 
+def model_dirs() -> list[str]:
+    """The extra model folders typed in the sidebar."""
+    return [p for p in (st.session_state.get(Sidebar.MODEL_DIRS) or "").split(os.pathsep) if p.strip()]
+
+
 def available_models():
     from cblue_core.models.registry import list_models
 
-    extra = [p for p in (st.session_state.get(Sidebar.MODEL_DIRS) or "").split(os.pathsep) if p.strip()]
-    return list_models(extra)
+    return list_models(model_dirs())
 
 
 @st.cache_resource(max_entries=3, show_spinner="Loading the model…")

@@ -1,6 +1,7 @@
 """Compare: two runs on the same split. Metric delta overall and per saved slice with a paired
 bootstrap interval and p-value; the examples A gets right and B wrong, the reverse, and both
-wrong, each opening the example view."""
+wrong, each opening the example view. A training-records filter restricts all of it to the
+examples neither model was trained on (or to those either was)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -20,8 +21,11 @@ from app_pages.common import (
 from app_pages.html_view import show_html
 from app_pages.keys import Compare as K
 from app_pages.keys import Param
+from app_pages.seen_filter import seen_control
 from cblue_core.render.example import example_html
 from cblue_core.runs import compare_runs
+from cblue_core.seen_split import part_indices
+from cblue_core.store.error_selection import Seen
 from cblue_core.store.workspace import WorkspaceError
 from cblue_core.tasks import get_task
 
@@ -29,9 +33,14 @@ PAGE_SIZE = 200
 
 
 @st.cache_data(max_entries=16, show_spinner="Paired bootstrap…")
-def _comparison(path: str, a: int, b: int, slices_key: tuple):
-    """Cached per pair of runs and set of slices (runs never change once stored)."""
-    return compare_runs(shared_workspace(path).cursor(), a, b)
+def _comparison(path: str, a: int, b: int, slices_key: tuple, seen: Seen | None = None):
+    """Cached per pair of runs, set of slices and training-records filter (runs and their
+    training sets never change once stored). ``seen`` is defined by both runs' records."""
+    ws = shared_workspace(path).cursor()
+    if seen is None:
+        return compare_runs(ws, a, b)
+    within = part_indices(ws, ws.runs.get(a).dataset_id, (a, b), seen)
+    return compare_runs(ws, a, b, within=within, overall=f"{seen} examples")
 
 
 def render() -> None:
@@ -52,9 +61,13 @@ def render() -> None:
     url_state.show({Param.RUN_B: b_id})
     run_b = by_id[b_id]
     task = get_task(run_a.task)
+    seen, split = seen_control(ws, [run_a, run_b], K.SEEN)
+    if seen is not None and not part_indices(ws, run_a.dataset_id, split.runs, seen):
+        st.info(f"No {seen} examples on this split.")
+        st.stop()
     try:
         slices_key = tuple((s.name, s.predicate) for s in ws.slices.all(run_a.task))
-        cmp = _comparison(db_path(), run_a.run_id, run_b.run_id, slices_key)
+        cmp = _comparison(db_path(), run_a.run_id, run_b.run_id, slices_key, seen)
     except WorkspaceError as exc:
         st.error(md(exc))
         st.stop()

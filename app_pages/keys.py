@@ -99,6 +99,9 @@ class Errors:
     FILTER = "err_filter"                  # which error rows a click selected
     EXAMPLE = "err_example"                # the example shown under the rows
     ROWS = "err_rows"
+    ROWS_CSV = "err_rows_csv"              # the whole selection as a CSV download
+    SEEN = "err_seen"                      # Training records: all / unseen only / seen only
+    SEEN_ACTIVE = "err_seen_active"        # what that filter means for the run shown (None: all)
     NORMALISE = "err_norm"
     MATRIX = "err_cm"
     MATRIX_BOX = "err_cm_box"              # the container that scrolls the matrix sideways
@@ -121,6 +124,7 @@ class Compare:
     LIST = "cmp_list"
     TABLE = "cmp_table"
     PAGE = "cmp_page"
+    SEEN = "cmp_seen"                      # Training records: all / unseen only / seen only
 
 
 class Annotate:

@@ -16,6 +16,7 @@ from app_pages.common import (
     load_model,
     md,
     md_name,
+    model_dirs,
     model_failure,
     num,
     overlap_warning,
@@ -31,6 +32,7 @@ from app_pages.navigation import page_file
 from cblue_core.io.errors import FileRefused
 from cblue_core.io.writers import run_file_name
 from cblue_core.runs import export_run, import_run, model_run
+from cblue_core.seen_split import settle_all, unseen_score
 from cblue_core.tasks import REGISTRY
 
 
@@ -40,6 +42,20 @@ def pick_split(candidates, key: str) -> int:
     by_id = {d.dataset_id: d for d in candidates}
     return st.selectbox("Gold split", list(by_id), key=key, format_func=lambda i: (
         f"{by_id[i].task} · {by_id[i].split} · #{i} {by_id[i].name} ({by_id[i].records} examples)"))
+
+
+UNSEEN_COLUMN = "unseen score (n)"
+
+
+def unseen_cell(score: tuple[str, float | None, int] | None) -> str:
+    """The headline on the examples the run's model never saw, and how many: "unknown" when the
+    model declares no training records (an import, a user checkpoint)."""
+    if score is None:
+        return "unknown"
+    _, value, n = score
+    if not n:
+        return "none unseen"
+    return f"{'n/a' if value is None else format(value, '.4f')} ({n:,})"
 
 
 def exported_run(path: str, run_id: int) -> bytes:
@@ -131,11 +147,13 @@ def render() -> None:
         st.info("No runs yet.")
         st.stop()
     rows = []
+    training = settle_all(ws, runs, model_dirs())
     for r in runs:
         name, value = r.headline
         low, high = (r.metrics.get("intervals", {}).get(name) or [None, None])
         rows.append({"run": r.run_id, "name": r.name, "task": r.task, "split": r.split, "source": r.source,
                      "metric": name, "value": value, "95% CI low": low, "95% CI high": high,
+                     UNSEEN_COLUMN: unseen_cell(unseen_score(training[r.run_id])),
                      "model": r.model or "", "created": r.created_at[:19]})
     st.subheader("All runs")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",

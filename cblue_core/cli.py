@@ -430,6 +430,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     add_pretrain_parser(sub)  # pretrain
     from .scale.commands import build_parser_hooks as scale_parser_hooks
     scale_parser_hooks(sub)   # import-run
+    from .errors_command import build_parser_hooks as errors_parser_hooks
+    errors_parser_hooks(sub)  # errors
 
     t = sub.add_parser("tasks", help="list the supported tasks")
     t.add_argument("--json", action="store_true")

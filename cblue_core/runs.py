@@ -20,6 +20,7 @@ from .models.devices import predict_with_oom_retry
 from .models.provenance import overlapping
 from .records import Example
 from .store.runs import error_table
+from .store.training_sets import TrainingSet, from_overlap
 from .store.workspace import Workspace, WorkspaceError
 from .tasks import TaskSpec, get_task
 
@@ -72,12 +73,17 @@ def record_run(ws: Workspace, dataset_id: int, predictions: list[Example], *, na
     summary = ev.summary()
     if match is not None:
         summary["match"] = match.lines()
+    # Stored with the run, so that every page can keep only the seen or the unseen examples (a
+    # model run that was not told its records is settled later: cblue_core.seen_split).
+    training: TrainingSet | None = TrainingSet(False, model) if source != "model" else None
+    seen: list[int] = []
     if not isinstance(training_records, Unknown):
         summary["training_overlap"] = training_overlap(task, gold, predictions, training_records, n_boot=n_boot,
                                                        **reference_lists(ws, task.name))
+        training, seen = from_overlap(summary["training_overlap"], model)
     run_id = ws.runs.create(dataset_id, name, source=source, predictions=predictions,
                            metrics=summary, errors=error_table(ev.error_rows), model=model,
-                           params=params, device=device)
+                           params=params, device=device, training=training, seen=seen)
     return RunResult(run_id, ev, match, summary.get("training_overlap"))
 
 
@@ -105,7 +111,7 @@ def training_overlap(task: TaskSpec, gold: list[Example], pred: list[Example],
 
     None when the model declares no training records (a user checkpoint: we cannot know).
     ``{"examples": n overlapping, "share": n / total, "indices": [...],
-    "metrics_without_overlap": {"headline", "metrics", "intervals", "examples"} | None}``;
+    "metrics_without_overlap": {"headline", "metrics", "intervals", "per_label", "examples"} | None}``;
     the last is None when every example overlaps."""
     if records is None:
         return None
@@ -122,8 +128,10 @@ def training_overlap(task: TaskSpec, gold: list[Example], pred: list[Example],
     else:
         sub_ev = evaluate(task, [gold[i] for i in keep], [pred[i] for i in keep], n_boot=n_boot, **refs)
     summary = sub_ev.summary()
+    # per_label too: the Errors page's per-label tab shows the unseen part without re-scoring it.
     out["metrics_without_overlap"] = {"headline": summary["headline"], "metrics": summary["metrics"],
-                                      "intervals": summary.get("intervals", {}), "examples": len(keep)}
+                                      "intervals": summary.get("intervals", {}),
+                                      "per_label": summary.get("per_label", {}), "examples": len(keep)}
     return out
 
 
@@ -229,8 +237,10 @@ def run_evaluation(ws: Workspace, run_id: int, *, n_boot: int = 0,
     return evaluate(task, gold, pred, n_boot=n_boot, **reference_lists(ws, task.name))
 
 
-def compare_runs(ws: Workspace, run_a: int, run_b: int, *, n_boot: int = 1000, seed: int = 0):
-    """Paired comparison of two runs on the same split, overall and on every saved slice."""
+def compare_runs(ws: Workspace, run_a: int, run_b: int, *, n_boot: int = 1000, seed: int = 0,
+                 within: list[int] | None = None, overall: str = "all examples"):
+    """Paired comparison of two runs on the same split, overall and on every saved slice;
+    ``within``: on those examples only (named ``overall``), e.g. the part neither model saw."""
     from .analysis.compare import compare
 
     a, b = ws.runs.get(run_a), ws.runs.get(run_b)
@@ -244,4 +254,5 @@ def compare_runs(ws: Workspace, run_a: int, run_b: int, *, n_boot: int = 1000, s
     slices = {}
     for s in ws.slices.all(a.task):
         slices[s.name] = ws.slices.indices(a.dataset_id, s.predicate)
-    return compare(ev_a.stats, ev_b.stats, ev_a.headline, slices=slices, n_boot=n_boot, seed=seed)
+    return compare(ev_a.stats, ev_b.stats, ev_a.headline, slices=slices, n_boot=n_boot, seed=seed,
+                   within=within, overall=overall)

@@ -26,7 +26,8 @@ FORBIDDEN = {
 OUTSIDE = ("streamlit", "app_pages", "pages", "app")
 # Modules that live beside their subject but belong to a higher layer.
 LAYER_OF_MODULE = {"cblue_core.models.commands": "cli",   # train/predict/run subcommands
-                   "cblue_core.scale.commands": "cli"}    # import-run
+                   "cblue_core.scale.commands": "cli",    # import-run
+                   "cblue_core.errors_command": "cli"}    # errors
 
 
 def layer_of(module: str) -> str:

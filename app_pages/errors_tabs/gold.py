@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import db_path, md, num
-from app_pages.errors_tabs.state import metric_spec
+from app_pages.errors_tabs.state import metric_spec, shown_indices
 from app_pages.keys import Errors as K
 from app_pages.rescoring import gold_changes
 
@@ -37,7 +37,12 @@ def render(ws, run) -> None:
     g[2].metric("Examples whose errors changed", len(changes.examples))
     st.caption(f"{len(edited):d} corrected examples. Errors that disappear on the corrected gold "
                "were annotation noise rather than model errors.")
+    keep = shown_indices(ws, run)
+    if keep is not None:
+        st.caption("The scores are over every example; the lists below keep the examples the "
+                   "training-records filter shows.")
     for title, rows in (("Errors that disappear", changes.fixed), ("Errors that appear", changes.new)):
+        rows = rows if keep is None else [r for r in rows if r["idx"] in keep]
         st.markdown(f"**{title}** ({len(rows):d})")
         if rows:
             st.dataframe(changes_frame(rows), hide_index=True, width="stretch")

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.charts import bar_figure
+from app_pages.errors_tabs.state import shown_summary
 from app_pages.keys import Errors as K
 from cblue_core.tasks import get_task
 
@@ -31,7 +32,7 @@ def per_label_frame(per_label: dict[str, dict], display=str) -> pd.DataFrame:
 
 def render(ws, run) -> None:
     task = get_task(run.task)
-    per_label = run.metrics.get("per_label", {})
+    per_label = shown_summary(ws, run).get("per_label", {})
     if not per_label:
         st.info("This task reports no per-label figures.")
         return

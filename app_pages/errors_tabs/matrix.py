@@ -7,7 +7,7 @@ import streamlit as st
 
 from app_pages.common import selected
 from app_pages.confusion_chart import NONE, ConfusionFigure, confusion_figure
-from app_pages.errors_tabs.state import FILTER_KEY, select_filter
+from app_pages.errors_tabs.state import FILTER_KEY, seen_filter, select_filter
 from app_pages.keys import Errors as K
 from app_pages.wide_chart import wide_plotly_chart
 from cblue_core.tasks import get_task
@@ -32,7 +32,7 @@ def _chosen(flt: dict) -> tuple | None:
 
 
 def render(ws, run) -> None:
-    cm = ws.runs.confusion(run.run_id)
+    cm = ws.runs.confusion(run.run_id, seen=seen_filter())
     if cm.empty:
         st.info("No confusion pairs for this run (no gold or predicted item).")
         return

@@ -1,20 +1,40 @@
-"""The error rows behind whatever was clicked, and one example with gold and prediction."""
+"""The error rows behind whatever was clicked (the whole selection counted, the first rows
+listed, all of them as a CSV download), and one example with gold and prediction."""
 from __future__ import annotations
+
+from functools import partial
 
 import pandas as pd
 import streamlit as st
 
 from app_pages import url_state
-from app_pages.common import counted, md, selected
-from app_pages.errors_tabs.state import EXAMPLE_KEY, FILTER_KEY
+from app_pages.common import counted, db_path, md, selected, shared_workspace
+from app_pages.errors_tabs.state import EXAMPLE_KEY, FILTER_KEY, selection_of
 from app_pages.html_view import show_html
 from app_pages.keys import Errors as K
 from app_pages.keys import Param
+from cblue_core.io.table_csv import table_csv
 from cblue_core.records import Span
 from cblue_core.render.example import comparison_html
+from cblue_core.store.error_selection import ErrorRows, ErrorSelection
 from cblue_core.tasks import get_task
 
-CORRECT = ("correct", "correct_term")
+ROW_LIMIT = 2000      # rows sent to the browser; the counts and the CSV cover the whole selection
+SHOWN = ["idx", "category", "gold_label", "pred_label", "gold_text", "pred_text"]
+
+
+def rows_caption(found: ErrorRows) -> str:
+    """How much of the selection the list shows (Markdown-safe)."""
+    whole = f"{counted(found.total_rows, 'row')} in {counted(found.examples, 'example')}"
+    if found.truncated:
+        return f"showing the first {len(found.rows):,} of {whole}"
+    return whole
+
+
+def selection_csv(path: str, run_id: int, selection: ErrorSelection) -> bytes:
+    """Every row of the selection as CSV. Streamlit calls it on a thread of its own when the
+    download button is clicked: a cursor of its own."""
+    return table_csv(shared_workspace(path).cursor().runs.select_errors(run_id, selection, limit=None).rows)
 
 
 # A fragment: a row click reruns only this part, so the browser does not redraw the chart of the
@@ -26,16 +46,17 @@ def render(ws, run) -> None:
     if not flt:
         st.caption("Click a confusion-matrix cell, a taxonomy bar, a tag or a slice.")
     else:
-        shown_filter = {k: v for k, v in flt.items() if k != "idx_in"}
-        st.caption("Filter: " + ", ".join(f"{md(k)} = {md(v)}" for k, v in shown_filter.items()))
-        idx_in = flt.pop("idx_in", None)
-        flt.pop("slice", None)
-        rows = ws.runs.error_rows(run.run_id, limit=2000, **flt)
-        if idx_in is not None:
-            rows = rows[rows["idx"].isin(idx_in) & (~rows["category"].isin(CORRECT))]
-        shown = int(rows["idx"].nunique()) if len(rows) else 0
-        st.caption(f"{counted(len(rows), 'row')} in {counted(shown, 'example')}")
-        view = rows[["idx", "category", "gold_label", "pred_label", "gold_text", "pred_text"]]
+        selection = selection_of(flt)
+        shown = {"slice": flt["slice"]} if "slice" in flt else {}
+        shown.update((k, v) for k, v in selection.describe().items() if k not in ("examples", "rows"))
+        st.caption("Filter: " + ", ".join(f"{md(k)} = {md(v)}" for k, v in shown.items()))
+        found = ws.runs.select_errors(run.run_id, selection, limit=ROW_LIMIT)
+        st.caption(rows_caption(found))
+        st.download_button(f"Download all {counted(found.total_rows, 'row')} (CSV)",
+                           partial(selection_csv, db_path(), run.run_id, selection),
+                           file_name=f"run{run.run_id:d}_errors.csv", mime="text/csv", key=K.ROWS_CSV,
+                           disabled=not found.total_rows, on_click="ignore")
+        view = found.rows[SHOWN]
         event = st.dataframe(view, hide_index=True, width="stretch", on_select="rerun",
                              selection_mode="single-row", key=K.ROWS)
         picked = selected(event)

@@ -7,7 +7,7 @@ import streamlit as st
 from app_pages import url_state
 from app_pages.common import db_path, md, read_only, read_only_notice
 from app_pages.errors_tabs import derived
-from app_pages.errors_tabs.state import select_filter
+from app_pages.errors_tabs.state import seen_filter, select_filter
 from app_pages.keys import Errors as K
 from app_pages.keys import Param
 from cblue_core.store.slices import SliceError
@@ -30,7 +30,7 @@ def render(ws, run) -> None:
     if not saved:
         return
     headline = run.metrics.get("headline", "score")
-    table = derived.slice_table(db_path(), run.run_id, tuple((s.name, s.predicate) for s in saved))
+    table = derived.slice_table(db_path(), run.run_id, tuple((s.name, s.predicate) for s in saved), seen_filter())
     st.dataframe(pd.DataFrame([{
         "slice": s.name, "predicate": s.predicate, "examples": s.examples, headline: s.value,
         "95% CI": None if s.low is None else f"{s.low:.4f} – {s.high:.4f}", "error": s.error}

@@ -6,7 +6,7 @@ import streamlit as st
 
 from app_pages.charts import bar_figure
 from app_pages.common import md, plot_labels, selected
-from app_pages.errors_tabs.state import select_filter
+from app_pages.errors_tabs.state import seen_filter, select_filter
 from app_pages.keys import Errors as K
 from cblue_core.store.confusion import CORRECT_CATEGORIES
 
@@ -18,7 +18,7 @@ def split_correct(counts: dict[str, int]) -> tuple[dict[str, int], dict[str, int
 
 
 def render(ws, run) -> None:
-    counts = ws.runs.error_counts(run.run_id)
+    counts = ws.runs.error_counts(run.run_id, seen=seen_filter())
     if not counts:
         st.info("No error taxonomy for this task.")
         return
@@ -41,7 +41,7 @@ def render(ws, run) -> None:
         points = selected(event, "points")
         if points:
             select_filter({"category": categories.get(points[0]["y"], points[0]["y"])})
-    tags = ws.runs.tag_counts(run.run_id)
+    tags = ws.runs.tag_counts(run.run_id, seen=seen_filter())
     if tags:
         tag = st.selectbox("Or a tag (nesting, schema violations, Combined triples…)",
                            ["(none)"] + list(tags), key=K.TAG,

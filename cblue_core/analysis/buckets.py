@@ -301,15 +301,6 @@ def bucket_kind(task: TaskSpec, gold: list[Example]) -> str | None:
     return None
 
 
-def seen_examples(metrics: dict) -> frozenset[int] | None:
-    """The indices of a run's examples that were in its model's training records, from the
-    run's metrics (``training_overlap``); None when the model declares no records."""
-    overlap = metrics.get("training_overlap")
-    if not overlap:
-        return None
-    return frozenset(int(i) for i in overlap.get("indices", ()))
-
-
 def run_buckets(task: TaskSpec, gold: list[Example], pred: list[Example],
                 train: list[Example] | None = None, seen: frozenset[int] | None = None) -> list[BucketScore]:
     """The buckets that fit the task's gold (see :func:`bucket_kind`); ``seen`` adds the

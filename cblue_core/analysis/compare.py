@@ -79,16 +79,24 @@ def format_p(p: float, resamples: int) -> str:
 
 
 def compare(stats_a: ExampleStats, stats_b: ExampleStats, metric: str, *,
-            slices: dict[str, list[int]] | None = None, n_boot: int = 1000, seed: int = 0) -> Comparison:
-    """Run B against run A (same examples, same order): ``delta = B - A``."""
+            slices: dict[str, list[int]] | None = None, n_boot: int = 1000, seed: int = 0,
+            within: list[int] | None = None, overall: str = "all examples") -> Comparison:
+    """Run B against run A (same examples, same order): ``delta = B - A``. ``within``: only
+    these examples (e.g. those neither model was trained on), named ``overall``; the slices are
+    cut to them, and the example lists still give positions in the whole split."""
     if stats_a.n != stats_b.n:
         raise ValueError(f"the runs cover different examples: {stats_a.n} vs {stats_b.n}")
-    out = Comparison(metric, _delta("all examples", stats_a, stats_b, metric, n_boot, seed))
+    keep = np.arange(stats_a.n) if within is None else np.asarray(sorted(set(within)), dtype=np.int64)
+    if within is not None:
+        stats_a, stats_b = stats_a.subset(keep), stats_b.subset(keep)
+        position = {int(i): n for n, i in enumerate(keep)}
+        slices = {name: [position[i] for i in idxs if i in position] for name, idxs in (slices or {}).items()}
+    out = Comparison(metric, _delta(overall, stats_a, stats_b, metric, n_boot, seed))
     for name, idxs in (slices or {}).items():
         if idxs:
             out.slices.append(_delta(name, stats_a.subset(idxs), stats_b.subset(idxs), metric, n_boot, seed))
     ra, rb = example_correct(stats_a), example_correct(stats_b)
-    out.a_right_b_wrong = np.flatnonzero(ra & ~rb).tolist()
-    out.b_right_a_wrong = np.flatnonzero(rb & ~ra).tolist()
-    out.both_wrong = np.flatnonzero(~ra & ~rb).tolist()
+    out.a_right_b_wrong = keep[np.flatnonzero(ra & ~rb)].tolist()
+    out.b_right_a_wrong = keep[np.flatnonzero(rb & ~ra)].tolist()
+    out.both_wrong = keep[np.flatnonzero(~ra & ~rb)].tolist()
     return out

@@ -60,14 +60,16 @@ def cell_condition(gold: Side, pred: Side) -> tuple[str, list[Any]]:
     return (" AND ".join(parts) or "true"), params
 
 
-def confusion_counts(db: Database, run_id: int) -> pd.DataFrame:
-    """(gold_label, pred_label, n) of one run, ∅ for a missing side, per the module doc."""
+def confusion_counts(db: Database, run_id: int, where: tuple[str, list[Any]] | None = None) -> pd.DataFrame:
+    """(gold_label, pred_label, n) of one run, ∅ for a missing side, per the module doc;
+    ``where``: a condition on its error rows and its parameters (an error selection's), else all."""
+    condition, params = where or ("run_id = ?", [run_id])
     return db.execute(
-        "WITH e AS (SELECT gold_label, pred_label, " + SPLIT + " AS split FROM errors WHERE run_id = ?)"
+        "WITH e AS (SELECT gold_label, pred_label, " + SPLIT + " AS split FROM errors WHERE " + condition + ")"
         " SELECT gold_label, pred_label, count(*) AS n FROM ("
         "   SELECT gold_label, CASE WHEN split THEN ? ELSE coalesce(pred_label, ?) END AS pred_label"
         "   FROM e WHERE gold_label IS NOT NULL"
         "   UNION ALL"
         "   SELECT ? AS gold_label, pred_label FROM e WHERE pred_label IS NOT NULL"
         "   AND (gold_label IS NULL OR split))"
-        " GROUP BY ALL ORDER BY 1, 2", [run_id, NONE, NONE, NONE]).df()
+        " GROUP BY ALL ORDER BY 1, 2", [*params, NONE, NONE, NONE]).df()

@@ -236,6 +236,11 @@ class DatasetStore:
                             [dataset_id, wanted])
         return {i: decode(raw, i) for i, raw in rows}
 
+    def indices(self, dataset_id: int) -> list[int]:
+        """Every record number of a dataset, in order."""
+        return [int(r[0]) for r in self.db.rows("SELECT idx FROM examples WHERE dataset_id=? ORDER BY idx",
+                                                [dataset_id])]
+
     def texts(self, dataset_id: int, idxs: Iterable[int]) -> dict[int, str]:
         """Some examples' texts by record number, without decoding the records."""
         wanted = sorted(set(idxs))

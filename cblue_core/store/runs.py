@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from ..records import Example, Span, example_from_dict
-from .confusion import Side, cell_condition, confusion_counts
+from . import training_sets
+from .confusion import Side, confusion_counts
 from .database import Database
+from .error_selection import ErrorRows, ErrorSelection, Seen
+from .training_sets import TrainingSet
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,6 +56,10 @@ class RunInfo:
         return name, None if value is None else float(value)
 
 
+def _labels(side: Side) -> str | tuple[str, ...] | None:
+    return side if side is None or isinstance(side, str) else tuple(side)
+
+
 def error_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
     """Error rows (dicts with ERROR_COLUMNS keys, missing ones null) as an Arrow table."""
     cols: dict[str, list[Any]] = {c: [] for c in ERROR_COLUMNS}
@@ -68,8 +75,10 @@ class RunStore:
 
     def create(self, dataset_id: int, name: str, *, source: str, predictions: list[Example],
                metrics: dict[str, Any], errors: pa.Table | None = None, model: str | None = None,
-               params: dict[str, Any] | None = None, device: str | None = None) -> int:
-        """Store a run, its predictions and its error rows in one transaction."""
+               params: dict[str, Any] | None = None, device: str | None = None,
+               training: TrainingSet | None = None, seen: Iterable[int] = ()) -> int:
+        """Store a run, its predictions, its error rows and (for a model run) its training set
+        with the ``seen`` record numbers, in one transaction."""
         dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode
         pred_rows = pa.table({
             "idx": pa.array([p.index for p in predictions], pa.int32()),
@@ -84,6 +93,8 @@ class RunStore:
             self.db.insert_arrow("predictions", pred_rows, prefix_sql="? AS run_id,", params=[run_id])
             if errors is not None:
                 self.db.insert_arrow("errors", errors, prefix_sql="? AS run_id,", params=[run_id])
+            if training is not None:
+                training_sets.save(self.db, run_id, training, seen)
         return run_id
 
     def all(self, dataset_id: int | None = None, task: str | None = None) -> list[RunInfo]:
@@ -125,44 +136,66 @@ class RunStore:
 
     def delete(self, run_id: int) -> None:
         with self.db.transaction():
+            training_sets.delete(self.db, run_id)
             for table in ("errors", "predictions", "runs"):
                 self.db.execute(f"DELETE FROM {table} WHERE run_id=?", [run_id])
 
+    # ------------------------------------------------------------------ training sets (seen/unseen)
+    def training_sets(self, run_ids: Iterable[int] | None = None) -> dict[int, TrainingSet]:
+        """The settled training sets of these runs (all runs' when None); a run missing from
+        the answer is not settled yet (see :mod:`cblue_core.seen_split`)."""
+        return training_sets.load(self.db, run_ids)
+
+    def save_training_set(self, run_id: int, training: TrainingSet, seen: Iterable[int] = ()) -> None:
+        with self.db.transaction():
+            training_sets.save(self.db, run_id, training, seen)
+
+    def seen_indices(self, run_ids: Iterable[int]) -> list[int]:
+        """Record numbers in the training records of any of these runs' models."""
+        return training_sets.seen_indices(self.db, run_ids)
+
     # ------------------------------------------------------------------ error analysis queries
-    def error_counts(self, run_id: int) -> dict[str, int]:
+    def error_counts(self, run_id: int, *, seen: Seen | None = None) -> dict[str, int]:
+        where, params = ErrorSelection(seen=seen).where(run_id)
         return dict(self.db.execute(
-            "SELECT category, count(*) FROM errors WHERE run_id=? GROUP BY 1 ORDER BY 2 DESC, 1",
-            [run_id]).fetchall())
+            f"SELECT category, count(*) FROM errors WHERE {where} GROUP BY 1 ORDER BY 2 DESC, 1",
+            params).fetchall())
 
-    def tag_counts(self, run_id: int) -> dict[str, int]:
+    def tag_counts(self, run_id: int, *, seen: Seen | None = None) -> dict[str, int]:
+        where, params = ErrorSelection(seen=seen).where(run_id)
         return dict(self.db.execute(
-            "SELECT tag, count(*) FROM (SELECT unnest(tags) AS tag FROM errors WHERE run_id=?)"
-            " GROUP BY 1 ORDER BY 2 DESC, 1", [run_id]).fetchall())
+            f"SELECT tag, count(*) FROM (SELECT unnest(tags) AS tag FROM errors WHERE {where})"
+            " GROUP BY 1 ORDER BY 2 DESC, 1", params).fetchall())
 
-    def confusion(self, run_id: int) -> pd.DataFrame:
+    def confusion(self, run_id: int, *, seen: Seen | None = None) -> pd.DataFrame:
         """(gold_label, pred_label, n) over every error row, ∅ for a missing side: label
         confusions for classification, entity types of spans, predicates of triples. The diagonal
-        holds the true positives (see :mod:`cblue_core.store.confusion` for how rows pair)."""
-        return confusion_counts(self.db, run_id)
+        holds the true positives (see :mod:`cblue_core.store.confusion` for how rows pair).
+        ``seen``: only the examples in or out of the run's training records."""
+        return confusion_counts(self.db, run_id, ErrorSelection(seen=seen).where(run_id))
+
+    def select_errors(self, run_id: int, selection: ErrorSelection | None = None, *,
+                      limit: int | None = 500) -> ErrorRows:
+        """The error rows a selection (None: every row) holds: the first ``limit`` (all when
+        None) in a stable order, with ``total_rows`` and ``examples`` counted over the whole
+        selection."""
+        where, params = (selection or ErrorSelection()).where(run_id)
+        total, examples = self.db.execute(
+            f"SELECT count(*), count(DISTINCT idx) FROM errors WHERE {where}", params).fetchone() or (0, 0)
+        cut = "" if limit is None else f" LIMIT {max(int(limit), 0)}"
+        rows = self.db.execute(f"SELECT {', '.join(ERROR_COLUMNS)} FROM errors WHERE {where}"
+                               f" ORDER BY {ERROR_ROW_ORDER}{cut}", params).df()
+        return ErrorRows(rows, int(total), int(examples), limit)
 
     def error_rows(self, run_id: int, *, category: str | None = None, gold_label: Side = None,
                    pred_label: Side = None, tag: str | None = None, idx: int | None = None,
                    limit: int = 500) -> pd.DataFrame:
         """Error rows behind a chart cell, row or column (labels as the confusion matrix counts
-        them: ∅, a label, or the labels of a merged "other"); None means any."""
-        cell, params = cell_condition(gold_label, pred_label)
-        where = ["run_id = ?", cell]
-        params = [run_id, *params]
-        for col, val in (("category", category), ("idx", idx)):
-            if val is not None:
-                where.append(f"{col} = ?")
-                params.append(val)
-        if tag is not None:
-            where.append("list_contains(tags, ?)")
-            params.append(tag)
-        return self.db.execute(
-            f"SELECT {', '.join(ERROR_COLUMNS)} FROM errors WHERE {' AND '.join(where)}"
-            f" ORDER BY {ERROR_ROW_ORDER} LIMIT {int(limit)}", params).df()
+        them: ∅, a label, or the labels of a merged "other"); None means any (the first ``limit``:
+        :meth:`select_errors` also counts the whole selection)."""
+        selection = ErrorSelection(category=category, gold_label=_labels(gold_label),
+                                   pred_label=_labels(pred_label), tag=tag, idx=idx)
+        return self.select_errors(run_id, selection, limit=limit).rows
 
     def error_marks(self, run_id: int, idx: int) -> tuple[dict[Span, str], dict[Span, str]]:
         """One example's error categories on its spans: (gold spans, predicted spans), for the

@@ -2,8 +2,9 @@
 
 # 1: the first schema; 2: the marker names the application (see versioning.py);
 # 3: datasets.line_ending (the line ending of the ingested file, written back by exports);
-# 4: default_datasets (which dataset of a task split everyone opens).
-SCHEMA_VERSION = 4
+# 4: default_datasets (which dataset of a task split everyone opens);
+# 5: run_training_sets and run_seen_examples (which examples of a run its model was trained on).
+SCHEMA_VERSION = 5
 
 DDL = """
 CREATE SEQUENCE IF NOT EXISTS dataset_ids START 1;
@@ -140,6 +141,21 @@ CREATE TABLE IF NOT EXISTS errors (
     pred_end INTEGER,
     gold_text VARCHAR,
     pred_text VARCHAR
+);
+
+-- Which examples of a run were in its model's training records (store/training_sets.py): one
+-- row per run whose training set is settled; declared = false when the model declares no
+-- training records (an import, a user checkpoint), so seen/unseen is unknown for it.
+CREATE TABLE IF NOT EXISTS run_training_sets (
+    run_id INTEGER NOT NULL,
+    declared BOOLEAN NOT NULL,
+    model VARCHAR,                  -- the model whose records define "seen"
+    seen_examples INTEGER,
+    unseen_metrics JSON             -- headline, metrics, intervals, examples on the unseen part
+);
+CREATE TABLE IF NOT EXISTS run_seen_examples (
+    run_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL            -- a record number of the run's split in the training records
 );
 
 -- Saved slices: a name and a SQL predicate over the examples view.

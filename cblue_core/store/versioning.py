@@ -19,6 +19,7 @@ from .annotations import ANNOTATION_DDL
 from .database import Database
 from .errors import WorkspaceError
 from .schema import DDL, DEFAULT_DATASETS_DDL, SCHEMA_VERSION
+from .training_sets import TRAINING_SET_TABLES, backfill_from_metrics
 
 APP_MARKER = "cblue-studio"
 
@@ -93,8 +94,17 @@ def _v3_to_v4(db: Database) -> None:
                "SELECT task, split, min(dataset_id) FROM datasets GROUP BY task, split")
 
 
+def _v4_to_v5(db: Database) -> None:
+    """Version 5 stores which examples of a run its model was trained on. Runs whose metrics
+    carry ``training_overlap`` (and imported runs: no model) are settled here; older model runs
+    are settled at first need, from their model's folder (cblue_core.seen_split)."""
+    db.execute(DDL)      # the new tables
+    backfill_from_metrics(db)
+
+
 # from-version -> the step to the next version; each step runs inside the migration's transaction.
-MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
+                                                      4: _v4_to_v5}
 
 
 def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
@@ -142,10 +152,19 @@ def migrate(db: Database, from_version: int) -> None:
         _write_marker(db, SCHEMA_VERSION)
 
 
+def _before_v5(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
+    """The tables of schema 4: the current ones without the training-set tables."""
+    return {t: c for t, c in columns.items() if t not in TRAINING_SET_TABLES}
+
+
+def _before_v4(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
+    """The tables of schema 3: schema 4's without default_datasets."""
+    return {t: c for t, c in _before_v5(columns).items() if t != "default_datasets"}
+
+
 def _before_v3(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
-    """The tables of schemas 1 and 2: the current ones without datasets.line_ending (version 3)
-    and default_datasets (version 4)."""
-    out = {t: c for t, c in columns.items() if t != "default_datasets"}
+    """The tables of schemas 1 and 2: schema 3's without datasets.line_ending."""
+    out = _before_v4(columns)
     out["datasets"] = [c for c in columns.get("datasets", []) if c[0] != "line_ending"]
     return out
 
@@ -153,7 +172,8 @@ def _before_v3(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tupl
 def _adopt(db: Database, where: str, read_only: bool) -> None:
     found = table_columns(db)
     expected = expected_columns()
-    version = SCHEMA_VERSION if found == expected else 2 if found == _before_v3(expected) else None
+    version = (SCHEMA_VERSION if found == expected else 4 if found == _before_v5(expected)
+               else 3 if found == _before_v4(expected) else 2 if found == _before_v3(expected) else None)
     if version is None:
         extra = sorted(set(found) - set(expected))
         missing = sorted(set(expected) - set(found))

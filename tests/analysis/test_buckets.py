@@ -11,7 +11,6 @@ from cblue_core.analysis.buckets import (
     label_buckets,
     relation_buckets,
     run_buckets,
-    seen_examples,
     span_buckets,
 )
 from cblue_core.io.predictions import match_predictions
@@ -80,8 +79,6 @@ def test_seen_and_unseen_buckets_where_the_model_declares_its_records():
     guessed = [Example(str(i), i, label="a" if i else "b") for i in range(3)]
     seen = by(label_buckets(labelled, guessed, seen=frozenset({0})), SEEN_FEATURE)
     assert seen["yes (seen)"].f1 == 0 and seen["no (unseen)"].f1 == 1
-    assert seen_examples({"training_overlap": {"examples": 2, "indices": [3, 5]}}) == {3, 5}
-    assert seen_examples({"training_overlap": None}) is None and seen_examples({}) is None
 
 
 def test_no_bucket_holds_only_spurious_items():

@@ -27,6 +27,16 @@ def app(workspace_file, monkeypatch):
     return make
 
 
+def opened(path: str, query: dict | None = None) -> AppTest:
+    """The app run once, then switched to the page at ``path`` with ``query`` in its URL."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page(path)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    return at.run()
+
+
 def html_of(at: AppTest) -> str:
     """All HTML the page rendered with st.html."""
     return "\n".join(str(getattr(e, "body", "") or getattr(e.proto, "body", "")) for e in at.get("html"))

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.runs import import_run
 from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import APP, matrix_click
+from tests.app_pages.conftest import matrix_click, opened
 from tests.conftest import SAMPLE_DATA
 
 RUN_NAME = "![t](http://attacker.invalid/x.png) <img src=x onerror=alert(1)> `tick"
@@ -51,12 +51,7 @@ def open_page(hostile_db, monkeypatch):
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(hostile_db["db"]))   # this workspace only
 
     def open_page(path: str, query: dict | None = None) -> AppTest:
-        at = AppTest.from_file(APP, default_timeout=60)
-        at.run()
-        at.switch_page(path)
-        for k, v in (query or {}).items():
-            at.query_params[k] = v
-        at.run()
+        at = opened(path, query)
         assert not at.exception, at.exception
         return at
     return open_page

@@ -1,6 +1,8 @@
-"""Real headless Chromium: click a confusion-matrix cell and see its examples listed; a row click
-redraws only the rows and the example, not the matrix."""
+"""Real headless Chromium: click a confusion-matrix cell and see its examples listed, download
+them all as CSV; a row click redraws only the rows and the example, not the matrix."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,10 @@ def test_click_confusion_cell_lists_examples(app_url, page, output_dir):
     rows = int(caption.split()[0])
     assert rows >= 1
     page.screenshot(path=str(output_dir / "errors_confusion_click.png"), full_page=True)
+    with page.expect_download(timeout=60_000) as download:     # made on the click, every row
+        page.get_by_text(f"Download all {caption.split()[0]} row").click()
+    lines = Path(download.value.path()).read_text(encoding="utf-8-sig").splitlines()
+    assert len(lines) == rows + 1 and lines[0].startswith("idx,turn,category,")
 
     # A row click shows its example and reruns only the rows' fragment: the matrix above is not
     # drawn again (a redraw rewrites the chart's SVG, which the observer counts).

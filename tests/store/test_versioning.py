@@ -8,6 +8,7 @@ import pytest
 from cblue_core.ingest import ingest_file
 from cblue_core.store.errors import WorkspaceError
 from cblue_core.store.schema import SCHEMA_VERSION
+from cblue_core.store.training_sets import TRAINING_SET_TABLES
 from cblue_core.store.versioning import APP_MARKER
 from cblue_core.store.workspace import connect
 
@@ -74,6 +75,8 @@ def test_version_3_workspace_keeps_its_first_dataset_of_each_split_as_the_defaul
     latest = ingest_file(ws, other, task="CMeEE", split="dev").result.dataset_id
     # what version 3 wrote: no default_datasets (the latest dataset of a split opened)
     ws.db.execute("DROP TABLE default_datasets")
+    for table in TRAINING_SET_TABLES:       # schema 5's
+        ws.db.execute(f"DROP TABLE {table}")
     ws.db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     ws.close()
     ws = connect(path)
@@ -102,6 +105,8 @@ def test_unmarked_workspace_with_the_older_tables_is_adopted_and_migrated(tmp_pa
     con.execute("DELETE FROM meta")
     con.execute("ALTER TABLE datasets DROP COLUMN line_ending")
     con.execute("DROP TABLE default_datasets")
+    for table in TRAINING_SET_TABLES:       # schema 5's
+        con.execute(f"DROP TABLE {table}")
     con.close()
     with pytest.raises(WorkspaceError, match="older schema 2"):
         connect(path, read_only=True)
@@ -159,3 +164,47 @@ def test_read_only_opens_an_existing_workspace_and_writes_nothing(tmp_path, cmee
     with pytest.raises(WorkspaceError, match="read-only mode opens an existing one only"):
         connect(tmp_path / "missing.duckdb", read_only=True)
     assert not (tmp_path / "missing.duckdb").exists()
+
+
+def test_version_4_workspace_settles_the_training_sets_its_runs_recorded(tmp_path, cmeee_file):
+    """Schema 5 stores each run's seen examples: a model run that recorded its overlap in its
+    metrics, and an imported run (no model: unknown), are settled by the migration; a model run
+    from before training records existed is left for later (its model folder)."""
+    path = tmp_path / "v4.duckdb"
+    ws = connect(path)
+    ingest_file(ws, cmeee_file)
+    did = ws.datasets.all()[0].dataset_id
+    overlap = {"examples": 2, "share": 2 / 3, "indices": [0, 2],
+               "metrics_without_overlap": {"headline": "f1", "metrics": {"f1": 0.5}, "examples": 1}}
+    model = ws.runs.create(did, "m", source="model", model="cmeee", predictions=[],
+                           metrics={"training_overlap": overlap})
+    checkpoint = ws.runs.create(did, "c", source="model", model="ckpt", predictions=[],
+                                metrics={"training_overlap": None})
+    imported = ws.runs.create(did, "i", source="import", predictions=[], metrics={})
+    older = ws.runs.create(did, "o", source="model", model="cmeee", predictions=[], metrics={})
+    for table in TRAINING_SET_TABLES:      # what version 4 had: no such tables
+        ws.db.execute(f"DROP TABLE {table}")
+    ws.db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    ws.close()
+    ws = connect(path)
+    sets = ws.runs.training_sets()
+    assert set(sets) == {model, checkpoint, imported}
+    assert sets[model].declared and sets[model].seen_examples == 2 and sets[model].model == "cmeee"
+    assert sets[model].unseen_metrics["metrics"]["f1"] == 0.5
+    assert ws.runs.seen_indices([model]) == [0, 2]
+    assert not sets[checkpoint].declared and not sets[imported].declared
+    assert older not in sets
+    ws.close()
+    assert marker(path)["schema_version"] == str(SCHEMA_VERSION)
+
+
+def test_unmarked_workspace_with_the_schema_4_tables_is_adopted_and_migrated(tmp_path):
+    path = tmp_path / "unmarked_v4.duckdb"
+    connect(path).close()
+    con = duckdb.connect(str(path))
+    con.execute("DELETE FROM meta")
+    for table in TRAINING_SET_TABLES:
+        con.execute(f"DROP TABLE {table}")
+    con.close()
+    connect(path).close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
