@@ -69,7 +69,7 @@ def training_records(model_folder: str) -> frozenset[str] | None:
     return _training_records(model_folder, stat.st_mtime_ns, stat.st_size)
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@st.cache_data(max_entries=8, show_spinner=False)
 def _training_records(model_folder: str, _mtime_ns: int, _size: int) -> frozenset[str] | None:
     return read_training_records(model_folder)
 
