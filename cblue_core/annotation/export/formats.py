@@ -1,0 +1,70 @@
+"""The export formats: their names and titles, what each holds, why one cannot hold a task,
+the files of an annotation-tool export, and how an export is named."""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ...records import Example
+from ...tasks import TaskSpec
+from .brat import to_brat
+from .common import gold_kind
+from .doccano import doccano_files
+from .label_studio import label_studio_files
+
+FORMATS = ("official", "brat", "doccano", "label-studio")
+
+FORMAT_TITLES = {
+    "official": "Official format",
+    "brat": "brat (zip of .txt/.ann + annotation.conf)",
+    "doccano": "doccano (zip of the JSONL and a README on the project settings it needs)",
+    "label-studio": "Label Studio (zip of the tasks and their labeling config)",
+}
+
+
+# What each annotation-tool format can hold (the official format holds every task).
+FORMAT_HOLDS = {"brat": ("spans", "triples"), "doccano": ("spans", "triples", "label", "terms"),
+                "label-studio": ("spans", "triples", "label", "terms")}
+_FORMAT_NAMES = {"brat": "brat", "doccano": "doccano", "label-studio": "Label Studio"}
+
+
+def format_refusal(task: TaskSpec, fmt: str) -> str | None:
+    """Why ``fmt`` cannot hold ``task``'s gold (None when it can), without building anything."""
+    if fmt not in FORMATS:
+        return f"unknown export format {fmt!r} (expected one of {', '.join(FORMATS)})"
+    if fmt == "official":
+        return None
+    try:
+        gold_kind(task, FORMAT_HOLDS[fmt], _FORMAT_NAMES[fmt])
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def format_files(task: TaskSpec, gold: Sequence[Example], fmt: str, name: str) -> dict[str, str]:
+    """The files of an annotation-tool export (brat, doccano, label-studio): name -> content;
+    ``name`` names the doccano and Label Studio files."""
+    if fmt == "brat":
+        return dict(to_brat(task, gold))
+    if fmt == "doccano":
+        return doccano_files(task, gold, name)
+    if fmt == "label-studio":
+        return label_studio_files(task, gold, name)
+    raise ValueError(f"{fmt!r} is not an annotation-tool format (brat, doccano, label-studio)")
+
+
+def export_stem(task: TaskSpec, split: str, version: str | None = None) -> str:
+    """``TASK_SPLIT`` (plus ``_VERSION`` for a version other than the current gold): the file
+    name stem of an export written to a folder."""
+    stem = f"{task.name}_{split}"
+    if version not in (None, "current"):
+        stem += "_" + re.sub(r"[^\w.-]+", "_", str(version)).strip("_.")
+    return stem
+
+
+def download_name(task: TaskSpec, split: str, fmt: str, version: str | None = None) -> tuple[str, str]:
+    """(file name, media type) of the download of a split in ``fmt`` at ``version``."""
+    stem = export_stem(task, split, None if version == "current" else version)
+    if fmt == "official":
+        return task.files.get(split) or f"{stem}.json", "application/json"
+    return f"{stem}_{fmt.replace('-', '_')}.zip", "application/zip"
