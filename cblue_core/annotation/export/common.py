@@ -62,6 +62,17 @@ def read_example(task: TaskSpec, rec: dict, pos: int, text: str, text2: str = ""
                    meta=dict(meta) if isinstance(meta, dict) else {}, **fields)
 
 
+def read_choices(task: TaskSpec, kind: str, rec: dict, pos: int, body: str, text2: str,
+                 values: list[str], where: str, noun: str) -> Example:
+    """A labels example (at most one of ``values``, else ValueError naming ``where``) or a CDN
+    terms example (all of them)."""
+    if kind == "label":
+        if len(values) > 1:
+            raise ValueError(f"{where}: {len(values)} {noun} for a single-label task")
+        return read_example(task, rec, pos, body, text2, label=values[0] if values else None)
+    return read_example(task, rec, pos, body, text2, terms=values)
+
+
 def place_mentions(ex: Example, strict: bool = True
                    ) -> tuple[list[tuple[str, str, int]], dict[tuple[str, str], int], list[Triple]]:
     """CMeIE mentions placed at their first occurrence: [(mention, type, start)], the position

@@ -16,7 +16,7 @@ from ...records import Example, Span
 from ...tasks import TaskSpec
 from .brat_ids import CMEIE_TYPE_IDS
 from .characters import json_text, visible
-from .common import gold_kind, identity, place_mentions, read_example, read_triple, texts
+from .common import gold_kind, identity, place_mentions, read_choices, read_example, read_triple, texts
 
 
 def to_doccano(task: TaskSpec, examples: Sequence[Example]) -> str:
@@ -98,13 +98,8 @@ def from_doccano(task: TaskSpec, text: str) -> list[Example]:
         else:
             labels = rec.get("label", rec.get("labels", []))
             labels = [labels] if isinstance(labels, (str, int)) else list(labels or [])
-            labels = [str(x) for x in labels]
-            if kind == "label":
-                if len(labels) > 1:
-                    raise ValueError(f"{where}: {len(labels)} labels for a single-label task")
-                out.append(read_example(task, rec, pos, body, text2, label=labels[0] if labels else None))
-            else:
-                out.append(read_example(task, rec, pos, body, text2, terms=labels))
+            out.append(read_choices(task, kind, rec, pos, body, text2, [str(x) for x in labels], where,
+                                    "labels"))
     return out
 
 

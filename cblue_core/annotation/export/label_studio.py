@@ -20,7 +20,7 @@ from ...records import Example, Span, Triple
 from ...tasks import TaskSpec
 from .brat_ids import CMEIE_TYPE_IDS
 from .characters import check_xml, json_text
-from .common import gold_kind, identity, place_mentions, read_example, read_triple, texts
+from .common import gold_kind, identity, place_mentions, read_choices, read_example, read_triple, texts
 
 
 def _ls_results(task: TaskSpec, kind: str, ex: Example, strict: bool = True) -> list[dict]:
@@ -125,12 +125,8 @@ def from_label_studio(task: TaskSpec, text: str, *, source: str = "annotations")
             out.append(read_example(task, data, pos, body, spans=list(regions.values())))
         elif kind == "triples":
             out.append(read_example(task, data, pos, body, triples=triples))
-        elif kind == "label":
-            if len(choices) > 1:
-                raise ValueError(f"{where}: {len(choices)} choices for a single-label task")
-            out.append(read_example(task, data, pos, body, text2, label=choices[0] if choices else None))
         else:
-            out.append(read_example(task, data, pos, body, text2, terms=choices))
+            out.append(read_choices(task, kind, data, pos, body, text2, choices, where, "choices"))
     return out
 
 
