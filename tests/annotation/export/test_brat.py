@@ -103,3 +103,9 @@ def test_a_discontinuous_span_with_other_gaps_is_still_refused_on_reading():
         from_brat(CMEEE, files)
     assert from_brat(CMEEE, {"a.txt": "ab\ncd", "a.ann": "T1\tdis 0 2;3 5\tab cd\n"})[0].spans == \
         [Span(0, 5, "dis", "ab\ncd")]
+
+
+def test_a_lone_surrogate_is_refused_before_anything_is_written():
+    """No UTF-8 file holds U+D800 (old: the export failed while writing, half written)."""
+    with pytest.raises(ValueError, match=r"^example 4, text: .*U\+D800.*UTF-8"):
+        to_brat(CMEEE, [spans_example("患者\ud800高血压", (3, 6, "dis"), index=4)])

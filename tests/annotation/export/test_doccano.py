@@ -47,3 +47,12 @@ def test_the_readme_lists_names_on_their_lines():
     ex = Example(key="k", index=0, text="高血压", spans=[Span(0, 3, "dis\nImport: something else", "高血压")])
     readme = doccano_readme(get_task("CMeEE"), [ex])
     assert "\nImport: something else" not in readme and "dis\\x0aImport: something else" in readme
+
+
+def test_a_lone_surrogate_is_escaped_and_reads_back():
+    """JSON can escape U+D800, UTF-8 cannot hold it (old: the export could not be written)."""
+    text = "患者\ud800高血压"
+    ex = Example(key=text, index=0, text=text, spans=[Span(3, 6, "dis", "高血压")])
+    jsonl = to_doccano(get_task("CMeEE"), [ex])
+    assert "\\ud800" in jsonl.encode("utf-8").decode("utf-8")
+    assert ident(from_doccano(get_task("CMeEE"), jsonl)) == ident([ex])
