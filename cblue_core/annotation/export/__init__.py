@@ -45,9 +45,11 @@ from .brat_ids import (
 )
 from .doccano import doccano_files, doccano_readme, from_doccano, to_doccano
 from .formats import (
+    FORMAT_CHECKS,
     FORMAT_HOLDS,
     FORMAT_TITLES,
     FORMATS,
+    content_refusal,
     download_name,
     export_stem,
     format_files,
@@ -55,7 +57,7 @@ from .formats import (
 )
 from .label_studio import from_label_studio, label_studio_config, label_studio_files, to_label_studio
 from .official import export_official, official_records
-from .write import Download, export_dataset, export_download
+from .write import Download, export_dataset, export_download, export_refusals
 
 __all__ = [
     "BRAT_OVERLAP",
@@ -64,6 +66,7 @@ __all__ = [
     "CMEIE_SYNONYM_TYPES",
     "CMEIE_TYPE_IDS",
     "FORMATS",
+    "FORMAT_CHECKS",
     "FORMAT_HOLDS",
     "FORMAT_TITLES",
     "Download",
@@ -71,12 +74,14 @@ __all__ = [
     "brat_type_id",
     "brat_type_name",
     "brat_visual_conf",
+    "content_refusal",
     "doccano_files",
     "doccano_readme",
     "download_name",
     "export_dataset",
     "export_download",
     "export_official",
+    "export_refusals",
     "export_stem",
     "format_files",
     "format_refusal",

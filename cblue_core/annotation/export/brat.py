@@ -120,6 +120,38 @@ def _check_text(ex: Example) -> None:
                       "later offset (convert the text's line breaks first)")
 
 
+def _ann_text(kind: str, ex: Example) -> str:
+    """The ``.ann`` file of one example (ValueError for what brat cannot hold)."""
+    _check_text(ex)
+    lines = []
+    if kind == "spans":
+        for n, s in enumerate(ex.spans, 1):
+            if not 0 <= s.start < s.end <= len(ex.text):
+                raise ValueError(f"example {ex.index}: span {s.start}-{s.end} is outside the text")
+            frags = _fragments(ex, s.start, s.end, f"spans[{n - 1}]")
+            lines.append(_t_line(n, brat_type_id(s.type), ex.text, frags))
+    else:
+        ents, where, _ = place_mentions(ex)
+        for n, (mention, typ, start) in enumerate(ents, 1):
+            frags = _fragments(ex, start, start + len(mention), f"mention {n} of the triples")
+            lines.append(_t_line(n, brat_type_id(typ), ex.text, frags))
+        attr = 0
+        for k, t in enumerate(ex.triples, 1):
+            a, b = where[(t.subject, t.subject_type)] + 1, where[(t.object, t.object_type)] + 1
+            lines.append(f"R{k}\t{brat_type_id(t.predicate, True)} Arg1:T{a} Arg2:T{b}")
+            if t.combined is not None:
+                attr += 1
+                lines.append(f"A{attr}\tCombined R{k} {'true' if t.combined else 'false'}")
+    return "".join(line + "\n" for line in lines)
+
+
+def check_brat(task: TaskSpec, examples: Sequence[Example]) -> None:
+    """Raise the ValueError :func:`to_brat` would raise for ``examples``, building no file."""
+    kind = gold_kind(task, ("spans", "triples"), "brat")
+    for ex in examples:
+        _ann_text(kind, ex)
+
+
 def to_brat(task: TaskSpec, examples: Sequence[Example]) -> dict[str, str]:
     """brat standoff: ``{NNNNNN.txt: text, NNNNNN.ann: annotations, annotation.conf: ...,
     visual.conf: ...}`` (NNNNNN = the example's index). Raises ValueError (naming the example
@@ -127,29 +159,9 @@ def to_brat(task: TaskSpec, examples: Sequence[Example]) -> dict[str, str]:
     kind = gold_kind(task, ("spans", "triples"), "brat")
     files: dict[str, str] = {}
     for ex in examples:
-        _check_text(ex)
-        lines = []
-        if kind == "spans":
-            for n, s in enumerate(ex.spans, 1):
-                if not 0 <= s.start < s.end <= len(ex.text):
-                    raise ValueError(f"example {ex.index}: span {s.start}-{s.end} is outside the text")
-                frags = _fragments(ex, s.start, s.end, f"spans[{n - 1}]")
-                lines.append(_t_line(n, brat_type_id(s.type), ex.text, frags))
-        else:
-            ents, where, _ = place_mentions(ex)
-            for n, (mention, typ, start) in enumerate(ents, 1):
-                frags = _fragments(ex, start, start + len(mention), f"mention {n} of the triples")
-                lines.append(_t_line(n, brat_type_id(typ), ex.text, frags))
-            attr = 0
-            for k, t in enumerate(ex.triples, 1):
-                a, b = where[(t.subject, t.subject_type)] + 1, where[(t.object, t.object_type)] + 1
-                lines.append(f"R{k}\t{brat_type_id(t.predicate, True)} Arg1:T{a} Arg2:T{b}")
-                if t.combined is not None:
-                    attr += 1
-                    lines.append(f"A{attr}\tCombined R{k} {'true' if t.combined else 'false'}")
-        stem = f"{ex.index:06d}"
+        ann, stem = _ann_text(kind, ex), f"{ex.index:06d}"
         files[f"{stem}.txt"] = ex.text
-        files[f"{stem}.ann"] = "".join(line + "\n" for line in lines)
+        files[f"{stem}.ann"] = ann
     files["annotation.conf"] = brat_conf(task, examples)
     files["visual.conf"] = brat_visual_conf(task, examples)
     return files

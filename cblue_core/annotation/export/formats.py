@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 from ...records import Example
 from ...tasks import TaskSpec
-from .brat import to_brat
+from .brat import check_brat, to_brat
 from .common import gold_kind
 from .doccano import doccano_files
-from .label_studio import label_studio_files
+from .label_studio import check_label_studio, label_studio_files
 
 FORMATS = ("official", "brat", "doccano", "label-studio")
 
@@ -26,6 +26,9 @@ FORMAT_TITLES = {
 FORMAT_HOLDS = {"brat": ("spans", "triples"), "doccano": ("spans", "triples", "label", "terms"),
                 "label-studio": ("spans", "triples", "label", "terms")}
 _FORMAT_NAMES = {"brat": "brat", "doccano": "doccano", "label-studio": "Label Studio"}
+# The formats that refuse some characters (see .characters), with the check that builds nothing;
+# the official format and doccano escape everything in JSON.
+FORMAT_CHECKS = {"brat": check_brat, "label-studio": check_label_studio}
 
 
 def format_refusal(task: TaskSpec, fmt: str) -> str | None:
@@ -39,6 +42,18 @@ def format_refusal(task: TaskSpec, fmt: str) -> str | None:
     except ValueError as exc:
         return str(exc)
     return None
+
+
+def content_refusal(task: TaskSpec, gold: Sequence[Example], fmt: str) -> str | None:
+    """Why ``fmt`` cannot hold ``gold`` (its task, or a character of the examples it can neither
+    hold nor escape, named by example and field); None when it can. Builds no file."""
+    refusal = format_refusal(task, fmt)
+    if refusal is None and fmt in FORMAT_CHECKS:
+        try:
+            FORMAT_CHECKS[fmt](task, gold)
+        except ValueError as exc:
+            return str(exc)
+    return refusal
 
 
 def format_files(task: TaskSpec, gold: Sequence[Example], fmt: str, name: str) -> dict[str, str]:

@@ -150,6 +150,14 @@ def _config_values(kind: str, examples: Sequence[Example]) -> Iterator[tuple[str
                 yield where, f"terms[{k}]", term
 
 
+def check_label_studio(task: TaskSpec, examples: Sequence[Example]) -> None:
+    """Raise the ValueError :func:`label_studio_config` would raise for the values ``examples``
+    use, building nothing."""
+    kind = gold_kind(task, ("spans", "triples", "label", "terms"), "Label Studio")
+    for where, field, value in _config_values(kind, examples):
+        check_xml(where, field, value, "Label Studio's labeling config")
+
+
 def label_studio_config(task: TaskSpec, choices: Sequence[str] = (),
                         examples: Sequence[Example] = ()) -> str:
     """A Label Studio labeling config that :func:`to_label_studio`'s results validate against:
@@ -162,8 +170,9 @@ def label_studio_config(task: TaskSpec, choices: Sequence[str] = (),
     Raises ValueError, naming the example and field, for a value XML 1.0 cannot hold."""
     kind = gold_kind(task, ("spans", "triples", "label", "terms"), "Label Studio")
     given = (("the choices given", f"choices[{k}]", str(c)) for k, c in enumerate(choices))
-    for where, field, value in (*given, *_config_values(kind, examples)):
+    for where, field, value in given:
         check_xml(where, field, value, "Label Studio's labeling config")
+    check_label_studio(task, examples)
     q = quoteattr
     text = '  <Text name="text" value="$text"/>\n'
     if kind in ("spans", "triples"):
