@@ -51,13 +51,14 @@ from .formats import (
     FORMATS,
     content_refusal,
     download_name,
+    export_refusals,
     export_stem,
     format_files,
     format_refusal,
 )
 from .label_studio import from_label_studio, label_studio_config, label_studio_files, to_label_studio
 from .official import export_official, official_records
-from .write import Download, export_dataset, export_download, export_refusals
+from .write import Download, export_dataset, export_download
 
 __all__ = [
     "BRAT_OVERLAP",

@@ -1,5 +1,6 @@
-"""The export formats: their names and titles, what each holds, why one cannot hold a task,
-the files of an annotation-tool export, and how an export is named."""
+"""The export formats: their names and titles, what each holds, why one cannot hold a task or
+a split (without building it), the files of an annotation-tool export, and how an export is
+named."""
 from __future__ import annotations
 
 import re
@@ -8,7 +9,7 @@ from collections.abc import Sequence
 from ...records import Example
 from ...tasks import TaskSpec
 from .brat import check_brat, to_brat
-from .common import gold_kind
+from .common import dataset_task, gold_kind
 from .doccano import doccano_files
 from .label_studio import check_label_studio, label_studio_files
 
@@ -83,3 +84,16 @@ def download_name(task: TaskSpec, split: str, fmt: str, version: str | None = No
     if fmt == "official":
         return task.files.get(split) or f"{stem}.json", "application/json"
     return f"{stem}_{fmt.replace('-', '_')}.zip", "application/zip"
+
+
+def export_refusals(ws, dataset_id: int, version: str | None = None) -> dict[str, str | None]:
+    """For each format, why it cannot hold the split at ``version`` (see
+    :func:`content_refusal`), None when it can: what a page says before offering a
+    download, reading the gold once and building no file."""
+    _, task = dataset_task(ws, dataset_id)
+    refusals = {fmt: format_refusal(task, fmt) for fmt in FORMATS}
+    checked = [fmt for fmt in FORMAT_CHECKS if refusals[fmt] is None]
+    if checked:     # the gold is read only when a format that refuses characters holds the task
+        gold = ws.annotations.gold_examples(dataset_id, None if version == "current" else version)
+        refusals.update({fmt: content_refusal(task, gold, fmt) for fmt in checked})
+    return refusals

@@ -9,15 +9,7 @@ from pathlib import Path
 from ...io.writers import write_text
 from .archive import zip_files
 from .common import dataset_task
-from .formats import (
-    FORMAT_CHECKS,
-    FORMATS,
-    content_refusal,
-    download_name,
-    export_stem,
-    format_files,
-    format_refusal,
-)
+from .formats import FORMATS, download_name, export_stem, format_files
 from .official import export_official
 
 
@@ -91,15 +83,3 @@ def export_download(ws, dataset_id: int, fmt: str, version: str | None = None) -
     files = format_files(task, ws.annotations.gold_examples(dataset_id, version), fmt, Path(file_name).stem)
     return Download(file_name, zip_files(files), mime)
 
-
-def export_refusals(ws, dataset_id: int, version: str | None = None) -> dict[str, str | None]:
-    """For each format, why it cannot hold the split at ``version`` (see
-    :func:`~.formats.content_refusal`), None when it can: what a page says before offering a
-    download, reading the gold once and building no file."""
-    _, task = dataset_task(ws, dataset_id)
-    refusals = {fmt: format_refusal(task, fmt) for fmt in FORMATS}
-    checked = [fmt for fmt in FORMAT_CHECKS if refusals[fmt] is None]
-    if checked:     # the gold is read only when a format that refuses characters holds the task
-        gold = ws.annotations.gold_examples(dataset_id, None if version == "current" else version)
-        refusals.update({fmt: content_refusal(task, gold, fmt) for fmt in checked})
-    return refusals
