@@ -15,6 +15,7 @@ import streamlit as st
 from app_pages import url_state
 from app_pages.keys import Param, Sidebar
 from cblue_core.ingest import bootstrap_sample_data
+from cblue_core.render.bidi import isolate
 from cblue_core.store.roots import check_workspace_path
 from cblue_core.store.workspace import Workspace, WorkspaceError, WorkspaceLocked, connect, default_db_path
 
@@ -128,8 +129,9 @@ def md(value) -> str:
     every ASCII punctuation character backslash-escaped, so no link, image, HTML, code, LaTeX or
     colour directive can come from data; and a zero-width space inside ``http``/``www``/``@``,
     because GitHub-flavoured Markdown turns bare URLs and e-mail addresses into links even when
-    their punctuation is escaped."""
-    text = "" if value is None else str(value)
+    their punctuation is escaped. Its direction is isolated (:func:`cblue_core.render.bidi.isolate`):
+    a U+202E in a file name does not reverse the rest of the message."""
+    text = isolate("" if value is None else str(value))
     text = _AUTOLINK.sub(lambda m: m.group(0)[:1] + "\u200b" + m.group(0)[1:], text)
     return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
 
@@ -144,7 +146,7 @@ def md_name(value) -> str:
     it no meaning; anything else goes through :func:`md`. Safe for any value, like ``md``."""
     text = "" if value is None else str(value)
     if _MD_NAME.fullmatch(text) and "www." not in text.lower():
-        return text
+        return isolate(text)
     return md(text)
 
 
@@ -174,8 +176,9 @@ def plot_text(value) -> str:
     """Data shown in a Plotly figure (tick labels, categories, hover text, legend names, titles,
     annotations): Plotly renders a small HTML subset there (``<a href>``, ``<b>``, ``<br>``), so
     ``&``, ``<`` and ``>`` are escaped; Plotly shows ``&lt;`` as ``<``. Distinct values stay
-    distinct, so a clicked point maps back to its value (see :func:`plot_labels`)."""
-    return html.escape("" if value is None else str(value), quote=False)
+    distinct, so a clicked point maps back to its value (see :func:`plot_labels`); direction
+    isolated like :func:`md`."""
+    return html.escape(isolate("" if value is None else str(value)), quote=False)
 
 
 def plot_labels(values) -> dict[str, str]:

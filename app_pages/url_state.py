@@ -8,12 +8,25 @@ in :mod:`app_pages.keys`.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import streamlit as st
 
 Parse = Callable[[str], Any]
+
+# ASCII digits only: str.isdigit() also accepts "²", which int() refuses (the page crashed with
+# Streamlit's generic error), and int() reads "١" as 1. At most 18 digits: the value fits a
+# 64-bit widget, and int() never meets its 4,300-digit limit.
+_INDEX = re.compile(r"[0-9]{1,18}")
+
+
+def parse_index(raw: object) -> int | None:
+    """A URL value as a non-negative integer, or None when it is not one: the one parser of
+    every integer URL parameter (example, run, a, b)."""
+    text = "" if raw is None else str(raw)
+    return int(text) if _INDEX.fullmatch(text) else None
 
 
 def one_of(options: Collection[Any]) -> Parse:
@@ -24,10 +37,8 @@ def one_of(options: Collection[Any]) -> Parse:
 def int_in(options: Collection[int] | None = None) -> Parse:
     """The URL value as a non-negative integer (one of ``options`` when given)."""
     def parse(raw: str) -> int | None:
-        if not raw.isdigit():
-            return None
-        value = int(raw)
-        return value if options is None or value in options else None
+        value = parse_index(raw)
+        return value if value is not None and (options is None or value in options) else None
     return parse
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from app_pages import url_state
 from app_pages.annotate import actions as A
 from app_pages.annotate import (
     agreement_tab,
@@ -85,8 +86,9 @@ def _read_deep_link(datasets: list[DatasetInfo]) -> None:
         st.session_state[K.TASK] = params[Param.TASK]
         if params.get(Param.SPLIT):
             st.session_state[K.SPLIT] = params[Param.SPLIT]
-        if str(params.get(Param.EXAMPLE, "")).isdigit():
-            st.session_state[K.EXAMPLE] = int(params[Param.EXAMPLE])
+        example = url_state.parse_index(params.get(Param.EXAMPLE))
+        if example is not None:
+            st.session_state[K.EXAMPLE] = example
 
 
 def _pending_editor_action(ws) -> None:

@@ -15,13 +15,15 @@ from typing import Any
 
 from ..records import Span
 from ..tasks import Label, TaskSpec
+from .bidi import isolate
 from .marks import marks_css
 from .palette import Colour, palette_css
 
 
 def esc(value: Any) -> str:
-    """HTML-escape any value (quotes included), for text and attribute values alike."""
-    return html.escape("" if value is None else str(value), quote=True)
+    """HTML-escape any value (quotes included), for text and attribute values alike, its
+    direction isolated when it could reorder the line around it (:func:`.bidi.isolate`)."""
+    return html.escape(isolate("" if value is None else str(value)), quote=True)
 
 
 _CSS = """

@@ -140,7 +140,8 @@ def check_reachable(address: str, timeout_s: float = 5.0) -> None:
     import socket
 
     host, sep, port = address.rpartition(":")
-    if not sep or "://" in address or not port.isdigit() or not host:
+    # isascii: str.isdigit() also accepts "²", which int() refuses
+    if not sep or "://" in address or not (port.isascii() and port.isdigit()) or not host:
         return
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()

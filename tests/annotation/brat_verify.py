@@ -41,8 +41,10 @@ def brat_available() -> bool:
 def verify_folder(folder: str | Path, timeout: float = 900) -> dict:
     """brat's verdict on every ``.ann`` file of ``folder``: ``{"documents", "errors",
     "verifier_issues" (the lines verify_annotations prints), "parse_failures", "config_messages",
-    "documents_with_issues", "issues" and "messages" (the first 20), "by_kind"}``; ``errors``
-    counts all three kinds."""
+    "documents_with_issues", "issues" and "messages" (the first 20), "by_kind", "ids" (the ids
+    of the annotations brat read, per file), "labels" (visual.conf's display labels by type, as
+    brat reads them)}``; ``errors`` counts all three kinds. A file is read by both of brat's
+    readers (the file's lines, and ``splitlines`` of its text): they must find the same ids."""
     proc = subprocess.run([sys.executable, __file__, str(folder)], capture_output=True, text=True,
                           timeout=timeout, check=False)
     if proc.returncode != 0:
@@ -91,6 +93,7 @@ def _main(folder: str) -> dict:
     by_kind: dict[str, int] = {}
     flagged: set[str] = set()
     parse_failures = 0
+    ids: dict[str, list[str]] = {}
     conf = projectconfig.ProjectConfiguration(str(root))
     for fn in files:
         with annotation.TextAnnotations(str(fn)[:-4]) as ann_obj:
@@ -103,13 +106,26 @@ def _main(folder: str) -> dict:
                 parse_failures += 1
                 flagged.add(fn.name)
                 issues.append(f"{fn.name}: line {line_no + 1} could not be parsed")
+            ids[fn.name] = [a.id for a in ann_obj if hasattr(a, "id")]
+            text = ann_obj.get_document_text()
+        # brat's other reader: annotations given as a string are split with str.splitlines
+        # (as brat 1.3 read files on Python 2, through codecs), which breaks at U+2028, U+0085...
+        source = fn.read_text(encoding="utf-8")
+        split_reader = annotation.TextAnnotations(text=text, source=source, read_only=True)
+        split_ids = [a.id for a in split_reader if hasattr(a, "id")]
+        if split_ids != ids[fn.name] or split_reader.failed_lines:
+            parse_failures += 1
+            flagged.add(fn.name)
+            issues.append(f"{fn.name}: read as a string (splitlines), brat finds {split_ids} "
+                          f"and {len(split_reader.failed_lines)} unparsed line(s)")
     pending = getattr(messager, "_Messager__pending_messages", [])
     messages = [html.unescape(str(m[0])) for m in pending if len(m) > 1 and m[1] in ("warning", "error")]
     verifier = len(issues) - parse_failures
     return {"documents": len(files), "errors": len(issues) + len(messages),
             "verifier_issues": verifier, "parse_failures": parse_failures,
             "config_messages": len(messages), "documents_with_issues": len(flagged),
-            "issues": issues[:20], "messages": messages[:20], "by_kind": by_kind}
+            "issues": issues[:20], "messages": messages[:20], "by_kind": by_kind,
+            "ids": ids, "labels": projectconfig.get_labels(str(root))}
 
 
 if __name__ == "__main__":

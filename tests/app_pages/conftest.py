@@ -1,10 +1,16 @@
 """AppTest fixtures: the real app on a throwaway workspace filled with the sample data."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from cblue_core.ingest import bootstrap_sample_data
+from cblue_core.runs import import_run
+from cblue_core.store.workspace import connect
+from tests.conftest import SAMPLE_DATA
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -12,6 +18,26 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 @pytest.fixture(scope="session")
 def workspace_file(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("apptest") / "workspace.duckdb"
+
+
+@pytest.fixture(scope="module")
+def runs_db(tmp_path_factory):
+    """The sample workspace plus two CMeEE runs: A (the sample predictions) and B (gold without
+    the first entity of every other sentence); ``cell``: a confusion cell where A errs."""
+    db = tmp_path_factory.mktemp("runs") / "runs.duckdb"
+    ws = connect(db)
+    bootstrap_sample_data(ws, SAMPLE_DATA)
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
+    a = import_run(ws, did, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json", name="model A").run_id
+    gold = json.loads((SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.json").read_text(encoding="utf-8"))
+    for rec in gold[::2]:
+        rec["entities"] = rec["entities"][1:]     # model B misses the first entity of every other sentence
+    b = import_run(ws, did, json.dumps(gold, ensure_ascii=False).encode(), name="model B",
+                   file_name="b.json").run_id
+    cell = ws.runs.confusion(a)
+    cell = cell[(cell.gold_label != cell.pred_label) & (cell.gold_label != "∅") & (cell.pred_label != "∅")].iloc[0]
+    ws.close()
+    return {"db": db, "a": a, "b": b, "cell": (cell.gold_label, cell.pred_label)}
 
 
 @pytest.fixture

@@ -24,3 +24,13 @@ def test_md_breaks_the_autolinks_markdown_would_make_of_bare_urls():
     assert "w\u200bww\\." in shown and "\\@\u200battacker" in shown
     assert shown.replace("\u200b", "").replace("\\", "") == (
         "see http://attacker.invalid and www.attacker.invalid or me@attacker.invalid")
+
+
+def test_markdown_and_plot_text_isolate_direction():
+    """A U+202E in a name shown in a message or a chart reverses only that name (old: the rest
+    of the caption or tick label too)."""
+    from app_pages.common import md_name, plot_text
+
+    for out in (md("a\u202eb.json"), md_name("\u05d0.json"), md_name("\u202e"), plot_text("x\u202ey")):
+        assert out.startswith("\u2068") and out.endswith("\u2069"), ascii(out)
+    assert md_name("CMeEE_dev.json") == "CMeEE_dev.json" and plot_text("疾病") == "疾病"

@@ -1,7 +1,6 @@
 """Runs, Errors and Compare pages under AppTest, on a workspace with two CMeEE runs."""
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -12,24 +11,6 @@ from cblue_core.runs import import_run
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP, html_of, matrix_click
 from tests.conftest import SAMPLE_DATA
-
-
-@pytest.fixture(scope="module")
-def runs_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("runs") / "runs.duckdb"
-    ws = connect(db)
-    bootstrap_sample_data(ws, SAMPLE_DATA)
-    did = ws.datasets.find("CMeEE", "dev").dataset_id
-    a = import_run(ws, did, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json", name="model A").run_id
-    gold = json.loads((SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.json").read_text(encoding="utf-8"))
-    for rec in gold[::2]:
-        rec["entities"] = rec["entities"][1:]     # model B misses the first entity of every other sentence
-    b = import_run(ws, did, json.dumps(gold, ensure_ascii=False).encode(), name="model B",
-                   file_name="b.json").run_id
-    cell = ws.runs.confusion(a)
-    cell = cell[(cell.gold_label != cell.pred_label) & (cell.gold_label != "∅") & (cell.pred_label != "∅")].iloc[0]
-    ws.close()
-    return {"db": db, "a": a, "b": b, "cell": (cell.gold_label, cell.pred_label)}
 
 
 @pytest.fixture

@@ -43,4 +43,5 @@ def test_an_address_nobody_answers_is_refused_at_once():
     with pytest.raises(RayJobError, match=f"no Ray cluster answers at 127.0.0.1:{port}.*ray start --head"):
         check_reachable(f"127.0.0.1:{port}", timeout_s=2)
     check_reachable("auto")                # left to Ray
+    check_reachable("127.0.0.1:²")         # not a port: left to Ray (old: int() raised ValueError)
     check_reachable("ray://head:10001")

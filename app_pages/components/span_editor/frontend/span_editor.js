@@ -22,6 +22,7 @@
   var TOP_EM = 1.5;      // first bar, from the character's top (as cblue_core/render/spans.py)
   var STEP_EM = 1.05;    // distance between levels
   var PALETTE_SIZE = 14;
+  var LABEL_MAX_EM = 8;  // the widest bar label, in characters of the text (see labelWidth)
   var BROWSER_KEY = "cblue-studio.span-editor.browser";
   var BROWSER_RE = /^[0-9a-f]{32}$/;
   var HELP = "拖动鼠标选择字符新建片段，点击片段可改类型或删除 / Drag over characters to mark a " +
@@ -174,7 +175,8 @@
   function labelWidth(s) {
     var em = 0.45;
     Array.from(s).forEach(function (ch) { em += ch.codePointAt(0) > 0x2E7F ? 0.58 : 0.36; });
-    return Math.max(1, Math.ceil(em - 1e-9));
+    // span_editor.css cuts a label at 12em of its .58em font: with its padding, under 8em of the text
+    return Math.min(LABEL_MAX_EM, Math.max(1, Math.ceil(em - 1e-9)));
   }
 
   function shortName(code) {
@@ -354,6 +356,7 @@
       frag.appendChild(c);
     });
     textEl.appendChild(frag);
+    fitLabels();
     paintMarks();
     renderList();
     document.getElementById("b-undo").disabled = S.readonly || !S.undo.length;
@@ -361,6 +364,19 @@
     document.getElementById("b-save").disabled = S.readonly;
     setHeight();
   }
+
+  // A bar label starting near the right edge is cut there (ellipsis; the bar's title has the
+  // full name) instead of widening the frame. All reads first, then all writes: one layout.
+  function fitLabels() {
+    var labels = Array.prototype.slice.call(textEl.querySelectorAll(".se-lbl"));
+    labels.forEach(function (l) { l.style.maxWidth = ""; });
+    var right = textEl.getBoundingClientRect().right;
+    var boxes = labels.map(function (l) { return l.getBoundingClientRect(); });
+    labels.forEach(function (l, i) {
+      if (boxes[i].right > right) l.style.maxWidth = Math.max(right - boxes[i].left, 0) + "px";
+    });
+  }
+  window.addEventListener("resize", function () { if (S.ready) fitLabels(); });
 
   function paintMarks() {  // pending selection and the selected span's characters (no rebuild)
     var sel = S.selected >= 0 ? S.spans[S.selected] : null;
