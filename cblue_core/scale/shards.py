@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..io.atomic import atomic_writer, write_text_atomic
 
 SHARD_SUFFIXES = {".jsonl": "jsonl", ".json": "json", ".parquet": "parquet"}
 MANIFEST = "manifest.json"
@@ -230,9 +231,8 @@ def write_output_shard(out_dir: str | Path, name: str, index: list[int], keys: l
                       "key": pa.array([keys[i] for i in order], pa.string()),
                       "record": pa.array([records[i] for i in order], pa.string())})
     out = Path(out_dir) / name
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, out)
+    with atomic_writer(out) as fh:
+        pq.write_table(table, fh, compression="zstd")
     return out, file_sha256(out)
 
 
@@ -302,9 +302,7 @@ class Manifest:
                 "records": sum(s["records"] for s in shards), "shards": shards,
                 "columns": list(OUTPUT_COLUMNS), "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{MANIFEST}.tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_text_atomic(self.path, json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def output_files(folder: str | Path) -> list[Path]:
