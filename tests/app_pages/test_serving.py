@@ -86,6 +86,30 @@ def test_sidebar_refuses_workspace_files_outside_the_allowed_roots(filled, tmp_p
     assert not at.exception and not at.error and other.is_file()
 
 
+def test_sidebar_bounds_the_workspace_files_a_session_creates(filled, monkeypatch):
+    from app_pages.common import new_workspace_quota
+
+    new_workspace_quota.clear()
+    try:
+        at = open_page(None, filled, monkeypatch)
+        deep = filled.parent / "a" / "b" / "c" / "d" / "x.duckdb"
+        at.text_input(key="db_path").input(str(deep)).run()
+        assert any("at most 3 folders below" in plain(e.value) for e in at.error)
+        assert not (filled.parent / "a").exists()
+        made = [filled.parent / f"new-{k}.duckdb" for k in range(4)]
+        for path in made[:3]:
+            at.text_input(key="db_path").input(str(path)).run()
+            assert not at.exception and not at.error and path.is_file()
+        at.text_input(key="db_path").input(str(made[3])).run()
+        assert any("this session has created 3 workspace files" in plain(e.value) for e in at.error)
+        assert not made[3].exists()
+        # files that exist open without counting
+        at.text_input(key="db_path").input(str(made[0])).run()
+        assert not at.error
+    finally:
+        new_workspace_quota.clear()
+
+
 def test_an_upload_is_validated_once(monkeypatch):
     calls = []
     real = uploads.validate
