@@ -131,6 +131,38 @@ def test_an_upload_is_validated_once(monkeypatch):
     assert not refused.report.ok and refused.report.errors[0].code == "too_large"
 
 
+def test_a_large_upload_keeps_its_report_not_its_records(tmp_path, monkeypatch):
+    import gc
+    import json
+    import tracemalloc
+
+    records = json.loads((ROOT / "sample_data" / "cblue" / "CMeEE" / "CMeEE_train.json").read_text(encoding="utf-8"))
+    data = json.dumps(records * 60, ensure_ascii=False).encode("utf-8")        # about 0.9 MB
+    monkeypatch.setattr(uploads, "KEEP_RECORDS_BYTES", len(data) - 1)
+    session: dict = {}
+    gc.collect()
+    tracemalloc.start()
+    try:
+        checked = uploads.validated_upload(session, "big", lambda: data, None, "CMeEE_dev.json", 10**8)
+        gc.collect()
+        kept, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert checked.report.ok and checked.report.records == len(records) * 60 and checked.dataset is None
+    assert kept < len(data) // 4, f"the session keeps {kept:,} bytes for a {len(data):,}-byte upload"
+    # storing reads the upload once more: the same records as a small upload keeps
+    loaded = uploads.dataset_to_store(checked, lambda: data, "CMeEE_dev.json", 10**8)
+    assert len(loaded.examples) == checked.report.records and loaded.report.sha256 == checked.report.sha256
+    monkeypatch.setattr(uploads, "KEEP_RECORDS_BYTES", len(data))
+    small = uploads.validated_upload(session, "small", lambda: data, None, "CMeEE_dev.json", 10**8)
+    assert small.dataset is not None and uploads.dataset_to_store(small, lambda: b"", "x", 1) is small.dataset
+    ws = connect(tmp_path / "up.duckdb")
+    try:
+        assert ws.datasets.ingest(loaded, name="big.json", source="upload: big.json", split="dev").dataset_id
+    finally:
+        ws.close()
+
+
 def test_unexpected_failures_are_logged_without_their_message(tmp_path, monkeypatch):
     log = tmp_path / "studio.log"
     monkeypatch.setenv("CBLUE_STUDIO_LOG", str(log))
