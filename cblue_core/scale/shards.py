@@ -161,15 +161,19 @@ def _plan_lines(shard: InputShard, size: int) -> InputShard:
         while raw := fh.readline(MAX_RECORD_BYTES + 2):
             digest.update(raw)
             line_no += 1
-            if len(raw) > MAX_RECORD_BYTES + 1:      # the newline is not part of the record
-                raise ShardError(shard.name, records, f"a line longer than {MAX_RECORD_BYTES:,} bytes: "
-                                 + record_too_long(len(raw) + len(fh.readline())), line_no)
+            if len(raw) - raw.endswith(b"\n") - raw.endswith(b"\r\n") > MAX_RECORD_BYTES:
+                raise ShardError(shard.name, records, f"a line longer than {MAX_RECORD_BYTES:,} bytes "
+                                 "(a CBLUE record is a few kilobytes)", line_no)
             if raw.strip():
                 if chunk_start < 0:
                     chunk_start, chunk_first, chunk_line = offset, records, line_no
                 records += 1
-                if records - chunk_first == size:
-                    chunks.append(Chunk(shard.number, chunk_first, size, chunk_start, offset + len(raw), chunk_line))
+                # A chunk ends at ``size`` records, or once its lines reach half the chunk bound
+                # (one more record cannot then pass the bound that read_chunk checks).
+                end = offset + len(raw)
+                if records - chunk_first == size or end - chunk_start >= MAX_CHUNK_BYTES // 2:
+                    chunks.append(Chunk(shard.number, chunk_first, records - chunk_first, chunk_start, end,
+                                        chunk_line))
                     chunk_start = -1
             offset += len(raw)
     if chunk_start >= 0:

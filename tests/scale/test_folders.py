@@ -150,3 +150,15 @@ def test_an_overlong_line_is_refused_before_any_model_sees_it(tmp_path, capsys):
     rc, err = _predict(inp, tmp_path / "out", capsys)
     assert rc == 1 and "a.jsonl, record 2 (line 3)" in err and "longer than" in err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").glob("*.parquet"))
+
+
+def test_chunks_of_long_lines_are_cut_by_bytes_as_well_as_records(tmp_path, monkeypatch):
+    from cblue_core.scale import shards
+
+    monkeypatch.setattr(shards, "MAX_CHUNK_BYTES", 2_000)
+    path = write_jsonl(tmp_path / "a.jsonl", qic_queries(40))
+    plan = shards.plan_shard(0, path, chunk_records=2048)
+    assert len(plan.chunks) > 1 and sum(c.count for c in plan.chunks) == 40
+    assert all(c.stop - c.start < 2_000 for c in plan.chunks)
+    texts = [t for c in plan.chunks for _, _, t in shards.read_chunk(path, "jsonl", c)]
+    assert [json.loads(t)["id"] for t in texts] == [f"q{i}" for i in range(40)]
