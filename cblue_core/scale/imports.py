@@ -38,32 +38,48 @@ def iter_folder_records(folder: str | Path) -> Iterator[Any]:
     odd = [f for f in files if _GLOB_CHARS & set(f.name)]
     if odd:
         raise ValueError(f"{odd[0]}: a shard name with a glob character ({''.join(sorted(_GLOB_CHARS))}); rename it")
-    opened = [(f, open_parquet(f, str(f))) for f in files]
-    first = opened[0][1].file.schema_arrow.names
-    for f, pq in opened[1:]:
-        if pq.file.schema_arrow.names != first:
-            raise ValueError(f"{f}: columns {pq.file.schema_arrow.names} differ from those of {files[0].name} {first}")
+    # One file open at a time: a folder may hold thousands of shards.
+    first = _column_names(files[0])
+    for f in files[1:]:
+        names = _column_names(f)
+        if names != first:
+            raise ValueError(f"{f}: columns {names} differ from those of {files[0].name} {first}")
     as_json = "record" in first and first.count("record") == 1 and set(first) <= {"index", "key", "record"}
     taken = 0
-    for f, pq in opened:
-        for k, row in enumerate(iter_rows(pq)):
-            text = row.get("record") if as_json else None
-            size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else _row_size(row)
-            if size > MAX_RECORD_BYTES:
-                raise ValueError(f"{f}, row {k}: {record_too_long(size)}")
-            taken += size
-            if taken > MAX_IMPORT_BYTES:
-                raise ValueError(f"{folder}: the shards hold more than {human_size(MAX_IMPORT_BYTES)} of records, "
-                                 "over the limit of one predictions file")
-            if as_json:
-                try:
-                    yield loads(text if isinstance(text, str) else "", f"{f.name}, row {k}")
-                except FileRefused:
-                    raise
-                except ValueError as exc:
-                    raise ValueError(f"{f}, row {k}: the record column is not JSON ({exc})") from None
-            else:
-                yield {c: v for c, v in row.items() if v is not None}
+    for f in files:
+        source = open_parquet(f, str(f))
+        try:
+            for k, row in enumerate(iter_rows(source)):
+                text = row.get("record") if as_json else None
+                size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else _row_size(row)
+                if size > MAX_RECORD_BYTES:
+                    raise ValueError(f"{f}, row {k}: {record_too_long(size)}")
+                taken += size
+                if taken > MAX_IMPORT_BYTES:
+                    raise ValueError(f"{folder}: the shards hold more than {human_size(MAX_IMPORT_BYTES)} of "
+                                     "records, over the limit of one predictions file")
+                yield _record(row, as_json, text, f, k)
+        finally:
+            source.file.close()
+
+
+def _column_names(path: Path) -> list[str]:
+    source = open_parquet(path, str(path))
+    try:
+        return list(source.file.schema_arrow.names)
+    finally:
+        source.file.close()
+
+
+def _record(row: dict[str, Any], as_json: bool, text: Any, path: Path, k: int) -> Any:
+    if not as_json:
+        return {c: v for c, v in row.items() if v is not None}
+    try:
+        return loads(text if isinstance(text, str) else "", f"{path.name}, row {k}")
+    except FileRefused:
+        raise                   # nested too deep: the refusal names the row already
+    except ValueError as exc:
+        raise ValueError(f"{path}, row {k}: the record column is not JSON ({exc})") from None
 
 
 def _row_size(row: dict[str, Any]) -> int:
