@@ -109,5 +109,7 @@ def iter_rows(source: BoundedParquet, row_groups: Sequence[int] | None = None) -
                 raise ParquetRefused(f"{label}: decodes to more than {human_size(budget)}, over {MAX_EXPANSION} "
                                      "times its size (a decompression bomb?)")
             yield from batch.to_pylist()
+    except ParquetRefused:
+        raise
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise ParquetRefused(f"{label}: cannot read the Parquet rows ({short_error(exc)})") from None

@@ -27,7 +27,7 @@ def test_a_decompression_bomb_stops_at_its_budget(tmp_path):
     path = _bomb(tmp_path / "a.parquet")
     assert path.stat().st_size < 1 << 20
     start = time.perf_counter()
-    with pytest.raises(ParquetRefused, match="decompression bomb"):
+    with pytest.raises(ParquetRefused, match=r"^a.parquet: decodes to more than 64 MiB, over 200 times its size"):
         for _ in iter_rows(open_parquet(path, "a.parquet")):
             pass
     assert time.perf_counter() - start < 20
