@@ -16,7 +16,8 @@ from app_pages import url_state
 from app_pages.keys import Param, Sidebar
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.render.bidi import isolate
-from cblue_core.store.roots import check_workspace_path
+from cblue_core.store.new_workspaces import NewWorkspaceQuota
+from cblue_core.store.roots import allowed_roots, check_workspace_path
 from cblue_core.store.workspace import Workspace, WorkspaceError, WorkspaceLocked, connect, default_db_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +58,12 @@ def shared_workspace(path: str) -> Workspace:
     return _open_workspace(path, read_only())
 
 
+@st.cache_resource
+def new_workspace_quota() -> NewWorkspaceQuota:
+    """The process's count of workspace files created from the sidebar (per session, in all)."""
+    return NewWorkspaceQuota()
+
+
 def db_path() -> str:
     """The workspace file this session uses: the server's default, or the one typed in the
     sidebar under the allowed roots (:func:`cblue_core.store.roots.check_workspace_path`), unless
@@ -76,7 +83,13 @@ def _typed_db_path(typed: str) -> str:
     default = str(default_db_path())
     if not typed or typed == default:
         return default
-    return str(check_workspace_path(typed))
+    roots = allowed_roots()
+    path = check_workspace_path(typed, roots)
+    if not path.exists() and not read_only():
+        if Sidebar.SESSION_ID not in st.session_state:
+            st.session_state[Sidebar.SESSION_ID] = os.urandom(16).hex()
+        new_workspace_quota().admit(st.session_state[Sidebar.SESSION_ID], path, roots)
+    return str(path)
 
 
 def workspace() -> Workspace:

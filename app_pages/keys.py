@@ -31,6 +31,7 @@ class Sidebar:
     USER_NAME = "user_name"
     DEVICE = "device"
     MODEL_DIRS = "model_dirs"
+    SESSION_ID = "_session_id"      # counts the workspace files this session created (not a widget)
 
 
 class Datasets:

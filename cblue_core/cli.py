@@ -399,7 +399,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true")
     ev.add_argument("--allow-missing", action="store_true",
                     help="score gold keys without a prediction as empty predictions instead of refusing")
-    ev.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
+    ev.add_argument("--bootstrap", type=_resamples, default=1000,
+                    help="bootstrap resamples, 0 to 100,000 (0: no intervals)")
     ev.add_argument("--seed", type=int, default=0)
     ev.set_defaults(func=cmd_evaluate)
 
@@ -458,6 +459,20 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(_or_argv(args, argv), EXIT_INTERRUPTED, "interrupted")
     except Exception as exc:  # noqa: BLE001 - the last resort: one line, details in the log
         return _unexpected(args, argv, exc)
+
+
+def _resamples(text: str) -> int:
+    """An argparse type: a bootstrap count within the core's bound."""
+    from .metrics.bootstrap import check_resamples
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of resamples, not {text!r:.40}") from None
+    try:
+        return check_resamples(n)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class _UsageError(Exception):

@@ -93,6 +93,9 @@ def evaluate(task: TaskSpec, gold: list[Example], pred: list[Example], *, schema
     """Score aligned ``gold``/``pred`` (same length and order) for ``task``."""
     if len(gold) != len(pred):
         raise ValueError(f"gold and predictions are not aligned: {len(gold)} vs {len(pred)}")
+    from .metrics.bootstrap import check_resamples
+
+    n_boot = check_resamples(n_boot)      # before any scoring: a huge count would never end
     path = EVALUATORS.get(task.scorer, _registry_path)
     return path(task, gold, pred, schemas=schemas, icd_terms=icd_terms, n_boot=n_boot, seed=seed)
 

@@ -161,6 +161,14 @@ def test_evaluate_refusal_under_json_is_one_object(tmp_path, capsys):
     assert cap.err.startswith("predictions refused:\n")
 
 
+@pytest.mark.parametrize("count", ["99999999999999999999", "100001", "-1", "1e3", "9" * 5000])
+def test_evaluate_bootstrap_count_is_bounded(capsys, count):
+    gold = ROOT / "sample_data/cblue/KUAKE-QIC/KUAKE-QIC_dev.json"
+    assert main(["evaluate", "--gold", str(gold), "--pred", str(gold), "--json", "--bootstrap", count]) == 2
+    cap = capsys.readouterr()
+    assert "argument --bootstrap" in json.loads(cap.out)["error"] and "Traceback" not in cap.err
+
+
 def _run(args: list[str], tmp_path: Path, **kw) -> subprocess.CompletedProcess:
     env = {**os.environ, "CBLUE_STUDIO_LOG": str(tmp_path / "sub.log")}
     return subprocess.run(args, capture_output=True, text=True, check=False, cwd=ROOT, env=env,

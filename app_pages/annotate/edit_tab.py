@@ -15,6 +15,7 @@ from app_pages.common import md, user_name
 from app_pages.keys import Annotate as K
 from app_pages.keys import Param
 from cblue_core.annotation.changes import change_summary
+from cblue_core.annotation.drafts import DraftOutcome
 from cblue_core.annotation.model import EditConflict
 from cblue_core.records import Example
 
@@ -70,8 +71,11 @@ def _example(ctx: Context, ex: Example, idx: int) -> None:
     S.sync_draft(did, idx, d)
     if dirty:
         st.warning("Unsaved changes: " + md(change_summary(d["loaded"], d["ann"], task, limit=8)))
-        if d.get("kept") is False:
+        if d.get("kept") is DraftOutcome.TOO_LARGE:
             st.caption("This edit is too large to be kept across a page reload: save it.")
+        elif d.get("kept") is DraftOutcome.STORE_FULL:
+            st.caption("The server keeps no more unsaved drafts for now (its draft store is full): "
+                       "this edit is not kept across a page reload, so save it.")
     if rev != d["base"] and conflict is None:
         st.warning(f"Saved meanwhile by someone else (revision {rev:d}, you started from {d['base']:d}): "
                    "saving will ask which version to keep.")

@@ -8,7 +8,7 @@ import streamlit as st
 from app_pages.common import md, page_failure, read_only, read_only_notice
 from app_pages.datasets.versions import open_version
 from app_pages.keys import Datasets as K
-from app_pages.uploads import upload_limit_bytes, validated_upload
+from app_pages.uploads import dataset_to_store, upload_limit_bytes, validated_upload
 from cblue_core.io.writers import detect_line_ending
 from cblue_core.store.workspace import Workspace, WorkspaceError
 from cblue_core.tasks import REGISTRY
@@ -22,9 +22,9 @@ def render(ws: Workspace) -> None:
     task_choice = st.selectbox("Task", [INFER, *REGISTRY], key=K.UPLOAD_TASK)
     if uploaded is None:
         return
-    loaded = validated_upload(st.session_state, uploaded.file_id, uploaded.getvalue,
-                              None if task_choice == INFER else task_choice, uploaded.name, upload_limit_bytes())
-    rep = loaded.report
+    checked = validated_upload(st.session_state, uploaded.file_id, uploaded.getvalue,
+                               None if task_choice == INFER else task_choice, uploaded.name, upload_limit_bytes())
+    rep = checked.report
     (st.success if rep.ok else st.error)(md(rep.summary()))
     defects = [{"severity": sev, "record": d.record, "line": d.line, "field": d.field, "problem": d.message,
                 "expected": d.expected}
@@ -37,8 +37,10 @@ def render(ws: Workspace) -> None:
     read_only_notice("storing files")
     if st.button("Store in the workspace", type="primary", disabled=read_only(), key=K.STORE):
         try:
-            stored = ws.datasets.ingest(loaded, name=uploaded.name, source=f"upload: {uploaded.name}", split=split,
-                                        line_ending=detect_line_ending(uploaded.getvalue()))
+            with st.spinner("Storing…"):
+                loaded = dataset_to_store(checked, uploaded.getvalue, uploaded.name, upload_limit_bytes())
+                stored = ws.datasets.ingest(loaded, name=uploaded.name, source=f"upload: {uploaded.name}",
+                                            split=split, line_ending=detect_line_ending(uploaded.getvalue()))
         except (WorkspaceError, duckdb.Error) as exc:
             st.error(md(page_failure("storing an upload", exc)))
         else:

@@ -9,9 +9,12 @@ Drafts are gone when the server restarts; they never reach the workspace file.
 
 A visitor chooses the browser id (it comes from the browser), so the store is bounded whatever
 they send: an id must be 32 lowercase hex digits (:func:`valid_browser_id`), a draft's JSON at
-most ``max_draft_bytes``, a browser at most ``per_browser`` drafts (its oldest dropped first),
-the whole store at most ``max_drafts`` drafts and ``max_bytes`` (the least recently written
-dropped first), and a draft expires ``ttl_seconds`` after it was written. Ids are only ever
+most ``max_draft_bytes``, a browser at most ``per_browser`` drafts and ``max_browser_bytes``
+(its own oldest dropped first), the whole store at most ``max_drafts`` drafts and ``max_bytes``,
+and a draft expires ``ttl_seconds`` after it was written. A full store makes room only from the
+writing browser's own drafts: anyone can forge ids, so evicting the least recently written
+would let 100 forged ids push out another visitor's unsaved edit; the new draft is refused
+instead (:attr:`DraftOutcome.STORE_FULL`) and the page says to save. Ids are only ever
 dictionary keys here: never a path, never SQL.
 """
 from __future__ import annotations
@@ -22,6 +25,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 
 BROWSER_ID = re.compile(r"[0-9a-f]{32}")
 DAY = 24 * 3600.0
@@ -40,6 +44,18 @@ def _check_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{name} must be an integer >= 0, not {value!r}")
     return value
+
+
+class DraftOutcome(Enum):
+    """What :meth:`DraftStore.put` did with a draft."""
+
+    KEPT = "kept"
+    TOO_LARGE = "too large"         # over max_draft_bytes or max_browser_bytes on its own
+    STORE_FULL = "store full"       # no room without dropping another browser's drafts
+
+    @property
+    def kept(self) -> bool:
+        return self is DraftOutcome.KEPT
 
 
 @dataclass(frozen=True)
@@ -63,11 +79,13 @@ class DraftStore:
 
     def __init__(self, *, per_browser: int = 50, max_drafts: int = 5000,
                  max_bytes: int = 32 * 2**20, max_draft_bytes: int = 256 * 2**10,
-                 max_scope_chars: int = 4096, ttl_seconds: float = 7 * DAY,
-                 clock: Callable[[], float] = time.time) -> None:
-        if min(per_browser, max_drafts, max_bytes, max_draft_bytes, max_scope_chars) < 1 or ttl_seconds <= 0:
+                 max_browser_bytes: int = 2 * 2**20, max_scope_chars: int = 4096,
+                 ttl_seconds: float = 7 * DAY, clock: Callable[[], float] = time.time) -> None:
+        if min(per_browser, max_drafts, max_bytes, max_draft_bytes, max_browser_bytes,
+               max_scope_chars) < 1 or ttl_seconds <= 0:
             raise ValueError("draft store limits must be positive")
         self.per_browser = per_browser
+        self.max_browser_bytes = max_browser_bytes
         self.max_drafts = max_drafts
         self.max_bytes = max_bytes
         self.max_draft_bytes = max_draft_bytes
@@ -77,6 +95,7 @@ class DraftStore:
         self._lock = threading.Lock()
         self._items: OrderedDict[_Key, Draft] = OrderedDict()   # least recently written first
         self._counts: dict[str, int] = {}
+        self._browser_bytes: dict[str, int] = {}
         self._bytes = 0
 
     # ------------------------------------------------------------------ keys
@@ -97,9 +116,15 @@ class DraftStore:
             left = self._counts[d.browser] - 1
             if left:
                 self._counts[d.browser] = left
+                self._browser_bytes[d.browser] -= d.size
             else:
-                del self._counts[d.browser]
+                del self._counts[d.browser], self._browser_bytes[d.browser]
         return d
+
+    def _full(self, browser: str, size: int) -> bool:
+        return (self._counts.get(browser, 0) >= self.per_browser
+                or self._browser_bytes.get(browser, 0) + size > self.max_browser_bytes
+                or len(self._items) >= self.max_drafts or self._bytes + size > self.max_bytes)
 
     def _expired(self, d: Draft, now: float) -> bool:
         return now - d.saved_at > self.ttl_seconds
@@ -118,10 +143,12 @@ class DraftStore:
 
     # ------------------------------------------------------------------ API
     def put(self, browser: str, scope: str, dataset_id: int, idx: int, *, base_revision: int,
-            data: str) -> bool:
-        """Keep ``data`` as the latest draft of the example for this browser. False (and any
-        older draft of the example dropped, so that it is never restored) when ``data`` is
-        larger than ``max_draft_bytes``. ValueError for a malformed id, scope or number."""
+            data: str) -> DraftOutcome:
+        """Keep ``data`` as the latest draft of the example for this browser, dropping the
+        browser's own oldest drafts to stay within its bounds and the store's. When it is not
+        kept (too large, or the store is full of other browsers' drafts) any older draft of the
+        example is dropped too, so that it is never restored. ValueError for a malformed id,
+        scope or number."""
         key = self._key(browser, scope, dataset_id, idx)
         _check_int("base_revision", base_revision)
         if not isinstance(data, str):
@@ -131,18 +158,21 @@ class DraftStore:
         with self._lock:
             self._prune(now)
             self._drop(key)
-            if len(data.encode("utf-8")) > self.max_draft_bytes or draft.size > self.max_bytes:
-                return False
-            while self._counts.get(draft.browser, 0) >= self.per_browser:
-                oldest = next(k for k in self._items if k[0] == draft.browser)
-                self._drop(oldest)
-            while self._items and (len(self._items) >= self.max_drafts
-                                   or self._bytes + draft.size > self.max_bytes):
-                self._drop(next(iter(self._items)))
+            if (len(data.encode("utf-8")) > self.max_draft_bytes or draft.size > self.max_bytes
+                    or draft.size > self.max_browser_bytes):
+                return DraftOutcome.TOO_LARGE
+            mine, my_bytes = self._counts.get(draft.browser, 0), self._browser_bytes.get(draft.browser, 0)
+            if (len(self._items) - mine >= self.max_drafts
+                    or self._bytes - my_bytes + draft.size > self.max_bytes):
+                return DraftOutcome.STORE_FULL      # even without its own drafts: nothing dropped
+            own = iter([k for k in self._items if k[0] == draft.browser])     # oldest first
+            while self._full(draft.browser, draft.size):
+                self._drop(next(own))
             self._items[key] = draft
             self._counts[draft.browser] = self._counts.get(draft.browser, 0) + 1
+            self._browser_bytes[draft.browser] = self._browser_bytes.get(draft.browser, 0) + draft.size
             self._bytes += draft.size
-        return True
+        return DraftOutcome.KEPT
 
     def get(self, browser: str, scope: str, dataset_id: int, idx: int) -> Draft | None:
         """The browser's draft of the example, or None (none, expired, or a malformed id)."""

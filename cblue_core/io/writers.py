@@ -24,6 +24,7 @@ from typing import Any
 
 from ..records import Example
 from ..tasks import TaskSpec
+from .atomic import write_text_atomic
 from .codecs import codec_for
 from .offsets import INCLUSIVE
 
@@ -101,14 +102,12 @@ def dumps_records(task: TaskSpec, records: list[Any], keys: list[str] | None = N
 
 def write_text(path: str | Path, text: str, line_ending: str | None = None) -> Path:
     """Write ``text`` (lines ending in LF) as UTF-8 with ``line_ending`` ("lf", "crlf", "cr";
-    None: LF)."""
+    None: LF), atomically (:mod:`.atomic`)."""
     if line_ending is not None and line_ending not in LINE_ENDINGS:
         raise ValueError(f"unknown line ending {line_ending!r} (expected one of {', '.join(LINE_ENDINGS)})")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline=LINE_ENDINGS[line_ending or "lf"]) as fh:
-        fh.write(text)
-    return path
+    return write_text_atomic(path, text, newline=LINE_ENDINGS[line_ending or "lf"])
 
 
 def write_dataset(task: TaskSpec, examples: list[Example], path: str | Path, use_raw: bool = True,

@@ -22,15 +22,35 @@ import numpy as np
 from .types import ExampleStats, MetricFn, evaluate, metric_fn_for
 
 __all__ = [
+    "MAX_BOOTSTRAP",
     "MAX_CELLS",
     "PairedBootstrap",
     "bootstrap_distribution",
     "bootstrap_interval",
     "bootstrap_intervals",
+    "check_resamples",
     "paired_bootstrap",
 ]
 
 MAX_CELLS = 2_000_000  # resampled indices held at once (16 MB of int64)
+# 1,000 resamples give intervals stable to a few tenths of a point; a count past this bound is
+# a mistake or a way to keep the server busy (10^20 resamples never end).
+MAX_BOOTSTRAP = 100_000
+
+
+def check_resamples(n: object) -> int:
+    """``n`` when it is a bootstrap count from 0 to MAX_BOOTSTRAP; ValueError otherwise.
+
+    >>> check_resamples(1000)
+    1000
+    >>> check_resamples(10**20)
+    Traceback (most recent call last):
+    ...
+    ValueError: bootstrap resamples must be a whole number from 0 to 100,000, not 100000000000000000000
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= MAX_BOOTSTRAP:
+        raise ValueError(f"bootstrap resamples must be a whole number from 0 to {MAX_BOOTSTRAP:,}, not {n!r:.40}")
+    return int(n)
 
 
 class PairedBootstrap(NamedTuple):
@@ -80,6 +100,7 @@ def bootstrap_distribution(stats: ExampleStats, metric_fns: Mapping[str, MetricF
         >>> dist["recall"].tolist()   # every example has a hit and no miss: recall 1 in every resample
         [1.0, 1.0, 1.0, 1.0, 1.0]
     """
+    n = check_resamples(n)
     fns = {name: _resolve(stats, fn) for name, fn in metric_fns.items()}
     out: dict[str, list[np.ndarray]] = {name: [] for name in fns}
     if stats.n == 0 or n <= 0:
@@ -187,6 +208,7 @@ def paired_bootstrap(stats_a: ExampleStats, stats_b: ExampleStats, metric_fn: Me
         >>> paired_bootstrap(a, a, "f1", n=100).p_value
         1.0
     """
+    n = check_resamples(n)
     if stats_a.n != stats_b.n:
         raise ValueError(f"paired bootstrap needs the same examples: {stats_a.n} vs {stats_b.n}")
     fa, fb = _resolve(stats_a, metric_fn), _resolve(stats_b, metric_fn)

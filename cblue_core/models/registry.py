@@ -27,8 +27,11 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from ..io.bounded_json import read_json
 from ..tasks import REGISTRY
 from .base import ModelCard, folder_size
+
+MAX_CONFIG_BYTES = 16 << 20     # a model card or config.json is a few kilobytes
 
 ENV_VAR = "CBLUE_STUDIO_MODELS"
 CARD_FILE = "model_card.json"
@@ -98,7 +101,7 @@ def read_card(path: str | Path) -> ModelCard:
     path = Path(path)
     file = path / CARD_FILE if path.is_dir() else path
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = read_json(file, max_bytes=MAX_CONFIG_BYTES)
     except OSError as exc:
         raise ValueError(f"cannot read {file.name}: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -130,7 +133,7 @@ def read_config(path: str | Path) -> dict[str, Any]:
     """``config.json`` of a HF folder as a dict; ValueError with the reason otherwise."""
     file = Path(path) / "config.json"
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = read_json(file, max_bytes=MAX_CONFIG_BYTES)
     except OSError as exc:
         raise ValueError(f"cannot read config.json: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

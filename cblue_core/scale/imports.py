@@ -2,10 +2,11 @@
 Parquet shards (``predict --input FOLDER`` writes one; any folder of ``*.parquet`` files whose rows
 are submission records, either as a ``record`` JSON column or as the record's own columns).
 
-A folder is read by DuckDB (``read_parquet``) on a private in-memory connection, with the file
-list passed as a bound parameter (never spliced into SQL text, never globbed from user input),
-in shard order then row order, and turned into records without pandas; the records are then
-matched and scored exactly like the same predictions in one file
+A folder's shards are the regular files inside it that its manifest names (or every
+``*.parquet`` in name order): :func:`.shards.output_files`. Each is read with pyarrow under the
+bounds of :mod:`.parquet_read` (row groups, values, decoded memory), in shard order then row
+order, and no more than MAX_IMPORT_BYTES of records are taken in all, as for a single predictions
+file; the records are then matched and scored exactly like the same predictions in one file
 (:func:`cblue_core.runs.import_run`).
 """
 from __future__ import annotations
@@ -15,51 +16,74 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..io.bounded_json import loads
+from ..io.errors import FileRefused
+from ..io.limits import MAX_FILE_BYTES, human_size
+from .folders import MAX_RECORD_BYTES, record_too_long
+from .parquet_read import iter_rows, open_parquet
 from .shards import output_files
 
-FETCH_ROWS = 10_000
+MAX_IMPORT_BYTES = MAX_FILE_BYTES
 _GLOB_CHARS = set("*?[]{}")
-
-
-def _columns(con, files: list[str]) -> list[str]:
-    return [r[0] for r in con.execute("DESCRIBE SELECT * FROM read_parquet($files)", {"files": files}).fetchall()]
 
 
 def iter_folder_records(folder: str | Path) -> Iterator[Any]:
     """The records of a folder of Parquet shards, in the manifest's shard order (else name
-    order) and row order. ValueError when the folder holds none or cannot be read."""
-    import duckdb
-
+    order) and row order. ValueError when the folder holds none, cannot be read or holds more
+    than the bounds allow."""
     folder = Path(folder)
-    files = [str(p.resolve()) for p in output_files(folder)]
+    files = output_files(folder)
     if not files:
         raise ValueError(f"no Parquet shards in {folder}")
-    odd = [f for f in files if _GLOB_CHARS & set(Path(f).name)]
+    odd = [f for f in files if _GLOB_CHARS & set(f.name)]
     if odd:
         raise ValueError(f"{odd[0]}: a shard name with a glob character ({''.join(sorted(_GLOB_CHARS))}); rename it")
-    con = duckdb.connect(":memory:")
-    try:
+    # One file open at a time: a folder may hold thousands of shards.
+    first = _column_names(files[0])
+    for f in files[1:]:
+        names = _column_names(f)
+        if names != first:
+            raise ValueError(f"{f}: columns {names} differ from those of {files[0].name} {first}")
+    as_json = "record" in first and first.count("record") == 1 and set(first) <= {"index", "key", "record"}
+    taken = 0
+    for f in files:
+        source = open_parquet(f, str(f))
         try:
-            cols = _columns(con, files)
-        except duckdb.Error as exc:
-            raise ValueError(f"{folder}: cannot read the Parquet shards ({str(exc).splitlines()[0]})") from None
-        as_json = "record" in cols and cols.count("record") == 1 and set(cols) <= {"index", "key", "record"}
-        fields = ["record"] if as_json else [c for c in cols if c not in ("filename", "file_row_number")]
-        select = ", ".join('"' + c.replace('"', '""') + '"' for c in fields)
-        cur = con.execute(
-            f"SELECT {select} FROM read_parquet($files, filename = true, file_row_number = true) "
-            "ORDER BY list_position($files, filename), file_row_number", {"files": files})
-        while True:
-            rows = cur.fetchmany(FETCH_ROWS)
-            if not rows:
-                break
-            for row in rows:
-                if as_json:
-                    yield json.loads(row[0])
-                else:
-                    yield {c: v for c, v in zip(fields, row) if v is not None}
+            for k, row in enumerate(iter_rows(source)):
+                text = row.get("record") if as_json else None
+                size = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else _row_size(row)
+                if size > MAX_RECORD_BYTES:
+                    raise ValueError(f"{f}, row {k}: {record_too_long(size)}")
+                taken += size
+                if taken > MAX_IMPORT_BYTES:
+                    raise ValueError(f"{folder}: the shards hold more than {human_size(MAX_IMPORT_BYTES)} of "
+                                     "records, over the limit of one predictions file")
+                yield _record(row, as_json, text, f, k)
+        finally:
+            source.file.close()
+
+
+def _column_names(path: Path) -> list[str]:
+    source = open_parquet(path, str(path))
+    try:
+        return list(source.file.schema_arrow.names)
     finally:
-        con.close()
+        source.file.close()
+
+
+def _record(row: dict[str, Any], as_json: bool, text: Any, path: Path, k: int) -> Any:
+    if not as_json:
+        return {c: v for c, v in row.items() if v is not None}
+    try:
+        return loads(text if isinstance(text, str) else "", f"{path.name}, row {k}")
+    except FileRefused:
+        raise                   # nested too deep: the refusal names the row already
+    except ValueError as exc:
+        raise ValueError(f"{path}, row {k}: the record column is not JSON ({exc})") from None
+
+
+def _row_size(row: dict[str, Any]) -> int:
+    return len(json.dumps(row, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
 
 
 def folder_as_file(task, folder: str | Path) -> bytes:

@@ -21,8 +21,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ..io.bounded_json import loads
 from ..io.codecs import DecodeContext, RecordError, codec_for
-from ..io.errors import short_error
+from ..io.errors import FileRefused, short_error
 from ..io.offsets import INCLUSIVE
 from ..io.writers import encode_records
 from ..models.base import Predictor
@@ -91,7 +92,10 @@ class RowPredictor:
         """One raw record (JSON text) -> an input example; ShardError with its place if it cannot."""
         name = self.shard_name(shard)
         try:
-            rec = json.loads(text)
+            rec = loads(text, name)
+        except FileRefused as refused:  # nested past the depth limit
+            d = refused.defects[0]
+            raise ShardError(name, index, f"{d.message} (expected {d.expected})", line or None) from None
         except ValueError as exc:
             raise ShardError(name, index, f"not a JSON record ({exc})", line or None) from None
         ctx = DecodeContext(name, self.task, self.convention, record=index, line=line or None)

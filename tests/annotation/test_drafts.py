@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from cblue_core.annotation.drafts import DAY, DraftStore, saved_time, valid_browser_id
+from cblue_core.annotation.drafts import DAY, DraftOutcome, DraftStore, saved_time, valid_browser_id
 
 A = "a" * 32
 B = "b" * 32
@@ -35,7 +35,7 @@ def test_put_get_clear_and_keys():
     clock = Clock()
     s = DraftStore(clock=clock)
     assert s.get(A, WS, 1, 2) is None
-    assert s.put(A, WS, 1, 2, base_revision=3, data='{"spans": []}')
+    assert s.put(A, WS, 1, 2, base_revision=3, data='{"spans": []}').kept
     d = s.get(A, WS, 1, 2)
     assert d is not None and (d.browser, d.scope, d.dataset_id, d.idx, d.base_revision, d.data, d.saved_at) == (
         A, WS, 1, 2, 3, '{"spans": []}', clock.t)
@@ -45,7 +45,7 @@ def test_put_get_clear_and_keys():
     assert s.get(A, WS, 2, 2) is None and s.get(A, WS, 1, 3) is None
     # the latest draft replaces the earlier one
     clock.t += 5
-    assert s.put(A, WS, 1, 2, base_revision=4, data='{"label": "x"}')
+    assert s.put(A, WS, 1, 2, base_revision=4, data='{"label": "x"}').kept
     d = s.get(A, WS, 1, 2)
     assert d is not None and (d.base_revision, d.data, d.saved_at) == (4, '{"label": "x"}', clock.t)
     assert len(s) == 1
@@ -73,10 +73,10 @@ def test_malformed_input_is_refused():
 
 def test_a_draft_larger_than_the_limit_is_not_kept_and_drops_the_older_one():
     s = DraftStore(max_draft_bytes=100)
-    assert s.put(A, WS, 1, 1, base_revision=0, data="x" * 100)
-    assert not s.put(A, WS, 1, 1, base_revision=0, data="x" * 101)
+    assert s.put(A, WS, 1, 1, base_revision=0, data="x" * 100).kept
+    assert not s.put(A, WS, 1, 1, base_revision=0, data="x" * 101).kept
     assert s.get(A, WS, 1, 1) is None           # the older draft is never restored over a newer edit
-    assert not s.put(A, WS, 1, 1, base_revision=0, data="字" * 34)   # bytes, not characters
+    assert not s.put(A, WS, 1, 1, base_revision=0, data="字" * 34).kept   # bytes, not characters
     assert len(s) == 0 and s.total_bytes == 0
 
 
@@ -85,7 +85,7 @@ def test_at_most_n_drafts_per_browser_oldest_dropped_first():
     s = DraftStore(per_browser=3, clock=clock)
     for i in range(5):
         clock.t += 1
-        assert s.put(A, WS, 1, i, base_revision=0, data="{}")
+        assert s.put(A, WS, 1, i, base_revision=0, data="{}").kept
     s.put(B, WS, 1, 0, base_revision=0, data="{}")
     assert [d.idx for d in s.drafts_of(A)] == [2, 3, 4]
     assert [d.idx for d in s.drafts_of(B)] == [0]
@@ -104,11 +104,36 @@ def test_the_whole_store_is_bounded_whatever_ids_a_visitor_makes_up():
         s.put(browser(n), WS, 1, 0, base_revision=0, data="y" * 1_000)
         assert len(s) <= 100 and s.total_bytes <= 50_000
     assert s.total_bytes <= 50_000
-    # the most recent survive, the oldest went first
-    assert s.get(browser(999), WS, 1, 0) is not None and s.get(browser(0), WS, 1, 0) is None
+    # the first ones stay: a full store refuses rather than evicting other browsers' drafts
+    assert s.get(browser(0), WS, 1, 0) is not None and s.get(browser(999), WS, 1, 0) is None
     assert len(s) == 50_000 // (1_000 + len(WS) + 128)
-    # the per-browser counts follow the evictions
-    assert all(len(s.drafts_of(browser(n))) <= 1 for n in range(900, 1_000))
+    assert all(len(s.drafts_of(browser(n))) <= 1 for n in range(1_000))
+
+
+def test_forged_ids_filling_the_store_never_evict_another_visitors_draft():
+    s = DraftStore(per_browser=50, max_drafts=5_000)
+    assert s.put(A, WS, 1, 7, base_revision=0, data='{"spans": [[0, 2, "dis"]]}') is DraftOutcome.KEPT
+    outcomes = {s.put(browser(n), WS, 1, i, base_revision=0, data="{}")
+                for n in range(100) for i in range(50)}
+    assert outcomes == {DraftOutcome.KEPT} and len(s) == 5_000
+    assert s.get(A, WS, 1, 7) is not None            # the visitor's unsaved draft is still there
+    assert len(s.drafts_of(browser(99))) == 49       # the last forged id made room from its own
+    # a browser with drafts of its own makes room from them, the oldest first
+    assert s.put(browser(0), WS, 1, 99, base_revision=0, data="{}") is DraftOutcome.KEPT
+    assert s.get(browser(0), WS, 1, 0) is None and s.get(A, WS, 1, 7) is not None
+    # a new browser is refused, and nothing is dropped for it
+    assert s.put(B, WS, 1, 1, base_revision=0, data="{}") is DraftOutcome.STORE_FULL
+    assert len(s) == 5_000 and s.drafts_of(B) == []
+
+
+def test_a_browser_is_bounded_in_bytes_by_dropping_its_own_oldest():
+    s = DraftStore(max_draft_bytes=1_000, max_browser_bytes=3 * (1_000 + len(WS) + 128))
+    s.put(B, WS, 1, 0, base_revision=0, data="b" * 1_000)
+    for i in range(5):
+        assert s.put(A, WS, 1, i, base_revision=0, data="a" * 1_000) is DraftOutcome.KEPT
+    assert [d.idx for d in s.drafts_of(A)] == [2, 3, 4] and len(s.drafts_of(B)) == 1
+    assert DraftStore(max_browser_bytes=500).put(A, WS, 1, 0, base_revision=0, data="a" * 600) \
+        is DraftOutcome.TOO_LARGE
 
 
 def test_drafts_expire():
@@ -133,7 +158,7 @@ def test_drafts_expire():
 
 def test_limits_must_be_positive():
     for kw in ({"per_browser": 0}, {"max_drafts": 0}, {"max_bytes": 0}, {"max_draft_bytes": 0},
-               {"ttl_seconds": 0}):
+               {"max_browser_bytes": 0}, {"ttl_seconds": 0}):
         with pytest.raises(ValueError):
             DraftStore(**kw)
 

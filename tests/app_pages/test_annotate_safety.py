@@ -245,6 +245,26 @@ def test_drafts_of_label_tasks_survive_too_once_the_browser_is_known(open_page, 
     assert again.selectbox(key=f"ann_label::{doc}::{gen}").value == new
 
 
+def test_a_full_draft_store_is_said_and_the_edit_must_be_saved(open_page, safe_db, monkeypatch):
+    """Forged browser ids can fill the draft store; the store then refuses (never evicting another
+    visitor's draft), and the page says this edit will not survive a reload."""
+    from cblue_core.annotation.drafts import DraftOutcome, DraftStore
+    from cblue_core.tasks import get_task
+
+    monkeypatch.setattr(DraftStore, "put", lambda self, *a, **kw: DraftOutcome.STORE_FULL)
+    ws = store(safe_db)
+    did = ws.datasets.find("CHIP-CTC", "dev").dataset_id
+    doc, q = f"{did}:4", {"task": "CHIP-CTC", "split": "dev", "example": 4}
+    at = open_page(q)
+    at.session_state["ann_browser"] = secrets.token_hex(16)
+    ok(at.run())
+    gen = at.session_state["ann_drafts"][doc]["gen"]
+    old = at.selectbox(key=f"ann_label::{doc}::{gen}").value
+    new = next(c for c in get_task("CHIP-CTC").label_codes if c != old)
+    ok(at.selectbox(key=f"ann_label::{doc}::{gen}").select(new).run())
+    assert any("draft store is full" in c.value for c in at.caption), [c.value for c in at.caption]
+
+
 # ====================================================================== 3. read-only
 @pytest.fixture(scope="module")
 def ro_db(tmp_path_factory):

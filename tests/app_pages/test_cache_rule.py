@@ -1,13 +1,14 @@
 """House rule: ``st.cache_resource`` holds shared handles only (the workspace connection, loaded
-models, the process's draft store); everything derived from data is ``st.cache_data``, so that
-each session gets its own copy. Checked on the source of every page module."""
+models, the process's draft store and its count of new workspace files); everything derived
+from data is ``st.cache_data``, so that each session gets its own copy. Checked on the source
+of every page module."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED_HANDLES = {"_open_workspace", "_load_model", "draft_store"}
+SHARED_HANDLES = {"_open_workspace", "_load_model", "draft_store", "new_workspace_quota"}
 
 
 def cached_functions(kind: str) -> dict[str, str]:

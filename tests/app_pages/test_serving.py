@@ -86,6 +86,30 @@ def test_sidebar_refuses_workspace_files_outside_the_allowed_roots(filled, tmp_p
     assert not at.exception and not at.error and other.is_file()
 
 
+def test_sidebar_bounds_the_workspace_files_a_session_creates(filled, monkeypatch):
+    from app_pages.common import new_workspace_quota
+
+    new_workspace_quota.clear()
+    try:
+        at = open_page(None, filled, monkeypatch)
+        deep = filled.parent / "a" / "b" / "c" / "d" / "x.duckdb"
+        at.text_input(key="db_path").input(str(deep)).run()
+        assert any("at most 3 folders below" in plain(e.value) for e in at.error)
+        assert not (filled.parent / "a").exists()
+        made = [filled.parent / f"new-{k}.duckdb" for k in range(4)]
+        for path in made[:3]:
+            at.text_input(key="db_path").input(str(path)).run()
+            assert not at.exception and not at.error and path.is_file()
+        at.text_input(key="db_path").input(str(made[3])).run()
+        assert any("this session has created 3 workspace files" in plain(e.value) for e in at.error)
+        assert not made[3].exists()
+        # files that exist open without counting
+        at.text_input(key="db_path").input(str(made[0])).run()
+        assert not at.error
+    finally:
+        new_workspace_quota.clear()
+
+
 def test_an_upload_is_validated_once(monkeypatch):
     calls = []
     real = uploads.validate
@@ -105,6 +129,38 @@ def test_an_upload_is_validated_once(monkeypatch):
     assert len(calls) == 3
     refused = uploads.validated_upload(session, "f3", lambda: data, None, "KUAKE-QIC_dev.json", 100)
     assert not refused.report.ok and refused.report.errors[0].code == "too_large"
+
+
+def test_a_large_upload_keeps_its_report_not_its_records(tmp_path, monkeypatch):
+    import gc
+    import json
+    import tracemalloc
+
+    records = json.loads((ROOT / "sample_data" / "cblue" / "CMeEE" / "CMeEE_train.json").read_text(encoding="utf-8"))
+    data = json.dumps(records * 60, ensure_ascii=False).encode("utf-8")        # about 0.9 MB
+    monkeypatch.setattr(uploads, "KEEP_RECORDS_BYTES", len(data) - 1)
+    session: dict = {}
+    gc.collect()
+    tracemalloc.start()
+    try:
+        checked = uploads.validated_upload(session, "big", lambda: data, None, "CMeEE_dev.json", 10**8)
+        gc.collect()
+        kept, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert checked.report.ok and checked.report.records == len(records) * 60 and checked.dataset is None
+    assert kept < len(data) // 4, f"the session keeps {kept:,} bytes for a {len(data):,}-byte upload"
+    # storing reads the upload once more: the same records as a small upload keeps
+    loaded = uploads.dataset_to_store(checked, lambda: data, "CMeEE_dev.json", 10**8)
+    assert len(loaded.examples) == checked.report.records and loaded.report.sha256 == checked.report.sha256
+    monkeypatch.setattr(uploads, "KEEP_RECORDS_BYTES", len(data))
+    small = uploads.validated_upload(session, "small", lambda: data, None, "CMeEE_dev.json", 10**8)
+    assert small.dataset is not None and uploads.dataset_to_store(small, lambda: b"", "x", 1) is small.dataset
+    ws = connect(tmp_path / "up.duckdb")
+    try:
+        assert ws.datasets.ingest(loaded, name="big.json", source="upload: big.json", split="dev").dataset_id
+    finally:
+        ws.close()
 
 
 def test_unexpected_failures_are_logged_without_their_message(tmp_path, monkeypatch):

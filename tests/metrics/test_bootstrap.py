@@ -136,6 +136,22 @@ def test_blocks_do_not_change_the_result(monkeypatch):
     np.testing.assert_array_equal(one, blocks)
 
 
+def test_the_number_of_resamples_is_bounded():
+    import cblue_core.metrics.bootstrap as bs
+    from cblue_core.evaluation import evaluate as evaluate_task
+    from cblue_core.tasks import get_task
+
+    stats = _counts(50)
+    for n in (bs.MAX_BOOTSTRAP + 1, 10**20, -1, 2.5, True):
+        with pytest.raises(ValueError, match="from 0 to 100,000"):
+            bs.bootstrap_distribution(stats, {"f": micro_f1}, n=n)      # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="from 0 to 100,000"):
+            paired_bootstrap(stats, stats, micro_f1, n=n)             # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="from 0 to 100,000"):
+        evaluate_task(get_task("KUAKE-QIC"), [], [], n_boot=10**20)
+    assert len(bs.bootstrap_distribution(stats, {"f": micro_f1}, n=0)["f"]) == 0
+
+
 def test_empty_stats():
     s = ExampleStats.from_counts([], [], [])
     assert bootstrap_interval(s, micro_f1, n=10) == (0.0, 0.0)

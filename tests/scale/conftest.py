@@ -13,6 +13,20 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data" / "cblue"
+DEV = SAMPLE / "CMeEE" / "CMeEE_dev.json"
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    """A workspace file holding the CMeEE dev sample (dataset 1)."""
+    from cblue_core.ingest import ingest_file
+    from cblue_core.store.workspace import connect
+
+    db = tmp_path / "ws.duckdb"
+    ws = connect(db)
+    ingest_file(ws, DEV)
+    ws.close()
+    return str(db)
 
 
 def read_records(path: Path) -> list[dict]:

@@ -1,5 +1,5 @@
 """import-run: a folder of Parquet prediction shards imports as the same run as the same
-predictions in one file; DuckDB reads the shards on a private connection."""
+predictions in one file."""
 from __future__ import annotations
 
 import json
@@ -7,24 +7,12 @@ import json
 import pytest
 
 from cblue_core.cli import main
-from cblue_core.ingest import ingest_file
 from cblue_core.models.commands import cmd_predict
 from cblue_core.scale.commands import cmd_import_run
 from cblue_core.scale.imports import iter_folder_records
 from cblue_core.store.workspace import connect
 
-from .conftest import SAMPLE, read_records, write_jsonl, write_parquet
-
-DEV = SAMPLE / "CMeEE" / "CMeEE_dev.json"
-
-
-@pytest.fixture
-def workspace(tmp_path):
-    db = tmp_path / "ws.duckdb"
-    ws = connect(db)
-    ingest_file(ws, DEV)
-    ws.close()
-    return str(db)
+from .conftest import DEV, SAMPLE, read_records, write_jsonl, write_parquet
 
 
 @pytest.fixture

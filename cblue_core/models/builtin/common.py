@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
+from ...io.atomic import write_text_atomic
 from ...io.validate import load
 from ...records import Example
 from ...tasks import TaskSpec, get_task
@@ -218,9 +219,8 @@ class Checkpoint:
         if opt is not None:
             tensors, meta = optimizer_to_tensors(opt)
             save_tensors(self.dir / "optimizer.safetensors", tensors)
-        tmp = self.dir / "state.json.tmp"
-        tmp.write_text(json.dumps({"state": state, "optimizer": meta}, ensure_ascii=False))
-        os.replace(tmp, self.dir / "state.json")
+        write_text_atomic(self.dir / "state.json",
+                          json.dumps({"state": state, "optimizer": meta}, ensure_ascii=False))
 
     def load(self, model: torch.nn.Module, opt: torch.optim.Optimizer | None) -> TrainState:
         blob = json.loads((self.dir / "state.json").read_text())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,10 +122,10 @@ def ship(candidate: str | Path, models_dir: str | Path = BUILTIN_DIR, *, folder_
             card.extra[REPLACES] = old_card.extra[REPLACES]     # still beside the from-scratch model
         else:
             card.extra[REPLACES] = replaced_summary(old_card)
-    staged = models_dir / f".{dest.name}.incoming"
-    if staged.exists():
-        shutil.rmtree(staged)
-    shutil.copytree(candidate, staged, ignore=shutil.ignore_patterns(*SKIPPED))
+    # Staged under a random name that mkdtemp creates (a planted link is never followed or
+    # removed); copytree copies the candidate folder's mode onto it.
+    staged = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".incoming", dir=models_dir))
+    shutil.copytree(candidate, staged, ignore=shutil.ignore_patterns(*SKIPPED), dirs_exist_ok=True)
     readme = (staged / "README.md").read_text(encoding="utf-8") if (staged / "README.md").is_file() else None
     if card.name != dest.name:          # named by its folder in models/, not the one it was trained in
         if readme is not None:

@@ -113,3 +113,15 @@ def test_the_command_line(tmp_path, shipped):
     bad = subprocess.run([sys.executable, "-m", "cblue_core", "ship-model", str(tmp_path / "nothing"),
                           "--models-dir", str(shipped)], check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "error:" in bad.stderr
+
+
+def test_a_link_planted_at_the_old_staging_name_is_left_alone(tmp_path, shipped):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious")
+    (shipped / ".kuake-qic.incoming").symlink_to(victim)
+    new = model(tmp_path / "new" / "kuake-qic", "encoder-classifier", 0.7642)
+    assert ship(new, shipped).shipped
+    assert (victim / "keep.txt").read_text() == "precious" and sorted(p.name for p in victim.iterdir()) == ["keep.txt"]
+    assert C.read_card(shipped / "kuake-qic").kind == "encoder-classifier"
+    assert (shipped / "kuake-qic").stat().st_mode & 0o777 == new.stat().st_mode & 0o777
