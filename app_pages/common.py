@@ -8,6 +8,7 @@ import numbers
 import os
 import re
 import threading
+import uuid
 from pathlib import Path
 
 import streamlit as st
@@ -56,6 +57,21 @@ def shared_workspace(path: str) -> Workspace:
     return _open_workspace(path, read_only())
 
 
+def session_id() -> str:
+    """A name for this browser session, made on its first run: the core runs one user filter at
+    a time per session (:mod:`cblue_core.store.session_gate`)."""
+    value = st.session_state.get(Sidebar.SESSION_ID)
+    if not isinstance(value, str):
+        value = st.session_state[Sidebar.SESSION_ID] = uuid.uuid4().hex
+    return value
+
+
+def session_cursor(path: str) -> Workspace:
+    """A cursor on the process's workspace at ``path`` for this session (for cached functions
+    that run user filters: saved slices)."""
+    return shared_workspace(path).cursor(session=session_id())
+
+
 def db_path() -> str:
     """The workspace file: the server's default, or one a visitor typed under the allowed roots
     (:func:`cblue_core.store.roots.check_workspace_path`; raises WorkspaceError otherwise)."""
@@ -81,9 +97,10 @@ def workspace() -> Workspace:
     held = getattr(_threads, "cursors", None)
     if held is None:
         held = _threads.cursors = {}
-    mine = held.get(path)
+    session = session_id()
+    mine = held.get((path, session))
     if mine is None or mine[0] is not base:
-        mine = held[path] = (base, base.cursor())
+        mine = held[(path, session)] = (base, base.cursor(session=session))
     return mine[1]
 
 

@@ -14,7 +14,7 @@ from app_pages.common import (
     pick_run,
     run_label,
     selected,
-    shared_workspace,
+    session_cursor,
     workspace,
 )
 from app_pages.html_view import show_html
@@ -31,7 +31,7 @@ PAGE_SIZE = 200
 @st.cache_data(max_entries=16, show_spinner="Paired bootstrap…")
 def _comparison(path: str, a: int, b: int, slices_key: tuple):
     """Cached per pair of runs and set of slices (runs never change once stored)."""
-    return compare_runs(shared_workspace(path).cursor(), a, b)
+    return compare_runs(session_cursor(path), a, b)
 
 
 def render() -> None:

@@ -30,6 +30,7 @@ class Sidebar:
     USER_NAME = "user_name"
     DEVICE = "device"
     MODEL_DIRS = "model_dirs"
+    SESSION_ID = "_session_id"   # names the session's cursors: one user filter at a time per session
 
 
 class Datasets:

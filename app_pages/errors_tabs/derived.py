@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from app_pages.charts import bucket_figure
-from app_pages.common import run_evaluation_cached, shared_workspace
+from app_pages.common import run_evaluation_cached, session_cursor, shared_workspace
 from cblue_core.analysis.buckets import BucketScore, bucket_kind, run_buckets
 from cblue_core.analysis.slices import SliceScore, slice_scores
 from cblue_core.store.slices import SliceError
@@ -48,7 +48,7 @@ def bucket_chart(path: str, run_id: int, metric: str) -> dict[str, Any]:
 
 
 def compute_slices(path: str, run_id: int, slices: tuple[tuple[str, str], ...]) -> list[SliceScore]:
-    ws = shared_workspace(path).cursor()
+    ws = session_cursor(path)
     run = ws.runs.get(run_id)
     if run is None:
         return []
