@@ -41,8 +41,6 @@ MAX_WORKERS: Final = 4
 # A worker's start: fork, copy of the split's columns, registration. Generous, and not the
 # filter's limit: the first filter on a split would otherwise be stopped on a busy machine.
 START_TIMEOUT: Final = 60.0
-# Seconds to wait for a killed worker to be reaped.
-_REAP_TIMEOUT: Final = 5.0
 
 @dataclass(frozen=True)
 class FilterRequest:
@@ -107,6 +105,7 @@ class FilterWorker:
         finally:
             theirs.close()
         self.conn = Connection(mine.detach())
+        self.killed = False
         try:
             self.conn.send_bytes(_ipc_bytes(table) if table is not None else b"")
             if not self.conn.poll(START_TIMEOUT):
@@ -121,7 +120,7 @@ class FilterWorker:
 
     @property
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return not self.killed and self.process.poll() is None
 
     def matching_indices(self, request: FilterRequest, limit: float) -> list[int]:
         """The ``idx`` the request keeps (none for a worker without columns), or
@@ -143,12 +142,12 @@ class FilterWorker:
         return [int(i) for i in value]
 
     def kill(self) -> None:
+        self.killed = True
         if self.process.poll() is None:
             self.process.kill()
-        try:
-            self.process.wait(_REAP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            pass   # reaped by the next Popen's cleanup
+            # Reaped aside: tearing down a worker that filled RE2's caches took up to a second,
+            # which the caller would otherwise wait on top of the limit.
+            threading.Thread(target=self.process.wait, name="cblue-filter-reaper", daemon=True).start()
         self.conn.close()
 
 
