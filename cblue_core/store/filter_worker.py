@@ -38,9 +38,10 @@ from .user_sql import PredicateRefused, parse_predicate
 __all__ = ["MAX_WORKERS", "FilterPool", "FilterRequest", "FilterWorker"]
 
 MAX_WORKERS: Final = 4
-# A worker's start: fork, copy of the split's columns, registration. Generous, and not the
+# A worker's start: interpreter, imports, copy of the split's columns. Generous, and not the
 # filter's limit: the first filter on a split would otherwise be stopped on a busy machine.
 START_TIMEOUT: Final = 60.0
+
 
 @dataclass(frozen=True)
 class FilterRequest:
@@ -126,9 +127,9 @@ class FilterWorker:
         """The ``idx`` the request keeps (none for a worker without columns), or
         :class:`PredicateRefused` saying why not; the worker is killed (and
         :class:`PredicateTimeout` raised) when it has not answered after ``limit`` seconds."""
-        # The sandbox's own interrupt stays as a second line, well after the kill.
-        self.conn.send((request, limit * 4 + 1))
         try:
+            # The sandbox's own interrupt stays as a second line, well after the kill.
+            self.conn.send((request, limit * 4 + 1))
             answered = self.conn.poll(limit)
             status, value = self.conn.recv() if answered else ("timeout", [])
         except (EOFError, OSError):
@@ -189,10 +190,13 @@ class FilterPool:
         evicted: FilterWorker | None = None
         with self._changed:
             while True:
-                workers = self._idle.get(key)
-                if workers:
-                    self._idle.move_to_end(key)
-                    return workers.pop()
+                workers = self._idle.get(key, [])
+                while workers:
+                    worker = workers.pop()
+                    if worker.alive:
+                        self._idle.move_to_end(key)
+                        return worker
+                    self._alive -= 1   # died while idle (killed from outside, out of memory)
                 if self._alive < self.max_workers:
                     self._alive += 1
                     break

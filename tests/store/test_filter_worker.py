@@ -77,3 +77,15 @@ def test_a_worker_without_columns_only_checks(pool):
     with pytest.raises(PredicateTimeout):
         pool.matching_indices(None, lambda: None, FilterRequest(ORED, columns=COLUMNS), timeout=LIMIT)
     assert time.perf_counter() - start < 2 * LIMIT + 1.0   # + a worker's start, not counted in the limit
+
+
+def test_a_worker_that_died_while_idle_is_replaced():
+    pool = FilterPool(max_workers=1)
+    try:
+        warm(pool)
+        (idle,) = pool._idle["split"]
+        idle.process.kill()
+        idle.process.wait(10)
+        warm(pool)
+    finally:
+        pool.close()
