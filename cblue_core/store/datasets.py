@@ -21,7 +21,7 @@ from ..tasks import TaskSpec, get_task
 from .database import Database
 from .errors import WorkspaceError
 from .filter_worker import FilterPool, FilterRequest
-from .sandbox import timeout_from_env
+from .sandbox import time_limit
 from .schema import EXAMPLE_COLUMN_TYPES, EXAMPLE_COLUMNS
 from .session_gate import SessionGate
 from .user_sql import PredicateRefused
@@ -256,7 +256,7 @@ class DatasetStore:
         checked under the same bounds as :meth:`filtered`, with no examples behind it."""
         if not predicate.strip():
             raise PredicateRefused("the filter is empty")
-        limit = timeout_from_env() if timeout is None else float(timeout)
+        limit = time_limit(timeout)
         with _SESSIONS.hold(self.db.session, wait=limit):
             _FILTERS.matching_indices(None, lambda: None, FilterRequest(predicate, columns=EXAMPLE_COLUMN_TYPES),
                                       timeout=limit)
@@ -271,7 +271,7 @@ class DatasetStore:
         row = self.db.one("SELECT task, sha256 FROM datasets WHERE dataset_id=?", [dataset_id])
         if row is None:
             raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
-        limit = timeout_from_env() if timeout is None else float(timeout)
+        limit = time_limit(timeout)
         # The same content gives the same example columns, whichever workspace holds it.
         key = (str(row[0]), str(row[1]))
         with _SESSIONS.hold(self.db.session, wait=limit):

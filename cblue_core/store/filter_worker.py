@@ -32,7 +32,7 @@ from typing import Final
 
 import pyarrow as pa
 
-from .sandbox import ExampleFilter, PredicateSandbox, PredicateTimeout, timeout_from_env
+from .sandbox import ExampleFilter, PredicateSandbox, PredicateTimeout, time_limit
 from .user_sql import PredicateRefused, parse_predicate
 
 __all__ = ["MAX_WORKERS", "FilterPool", "FilterRequest", "FilterWorker"]
@@ -166,7 +166,7 @@ class FilterPool:
     def matching_indices(self, key: Hashable, load: Callable[[], pa.Table | None], request: FilterRequest,
                          *, timeout: float | None = None) -> list[int]:
         """The ``idx`` of the split ``key`` (whose columns ``load`` gives) that ``request`` keeps."""
-        limit = timeout_from_env() if timeout is None else float(timeout)
+        limit = time_limit(timeout)
         worker = self._take(key, load, limit)
         try:
             result = worker.matching_indices(request, limit)

@@ -33,11 +33,14 @@ __all__ = [
     "PredicateSandbox",
     "PredicateTimeout",
     "filter_indices",
+    "time_limit",
     "timeout_from_env",
 ]
 
 TIMEOUT_ENV: Final = "CBLUE_STUDIO_SQL_TIMEOUT"
 DEFAULT_TIMEOUT: Final = 3.0
+# Longer limits are cut to this: waits on a worker's pipe overflow past about 10^6 s.
+MAX_TIMEOUT: Final = 3600.0
 # The same bound as a string constant in a predicate: RE2's work per row grows with the pattern.
 MAX_REGEX_LENGTH: Final = MAX_STRING_LENGTH
 
@@ -54,6 +57,17 @@ def timeout_from_env() -> float:
     except ValueError:
         return DEFAULT_TIMEOUT
     return value if math.isfinite(value) and value > 0 else DEFAULT_TIMEOUT
+
+
+def time_limit(timeout: float | None) -> float:
+    """Seconds a filter may run: ``timeout``, else :func:`timeout_from_env`; at most
+    :data:`MAX_TIMEOUT`. :class:`PredicateRefused` for a value that is not a positive number."""
+    if timeout is None:
+        return min(timeout_from_env(), MAX_TIMEOUT)
+    value = float(timeout)
+    if not math.isfinite(value) or value <= 0:
+        raise PredicateRefused(f"the time limit must be a number of seconds above 0, not {timeout!r}")
+    return min(value, MAX_TIMEOUT)
 
 
 @dataclass(frozen=True)
