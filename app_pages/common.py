@@ -8,6 +8,7 @@ import numbers
 import os
 import re
 import threading
+import uuid
 from pathlib import Path
 
 import streamlit as st
@@ -64,6 +65,21 @@ def new_workspace_quota() -> NewWorkspaceQuota:
     return NewWorkspaceQuota()
 
 
+def session_id() -> str:
+    """A name for this browser session, made on its first run: the core runs one user filter at
+    a time per session (:mod:`cblue_core.store.session_gate`)."""
+    value = st.session_state.get(Sidebar.SESSION_ID)
+    if not isinstance(value, str):
+        value = st.session_state[Sidebar.SESSION_ID] = uuid.uuid4().hex
+    return value
+
+
+def session_cursor(path: str) -> Workspace:
+    """A cursor on the process's workspace at ``path`` for this session (for cached functions
+    that run user filters: saved slices)."""
+    return shared_workspace(path).cursor(session=session_id())
+
+
 def db_path() -> str:
     """The workspace file this session uses: the server's default, or the one typed in the
     sidebar under the allowed roots (:func:`cblue_core.store.roots.check_workspace_path`), unless
@@ -86,9 +102,7 @@ def _typed_db_path(typed: str) -> str:
     roots = allowed_roots()
     path = check_workspace_path(typed, roots)
     if not path.exists() and not read_only():
-        if Sidebar.SESSION_ID not in st.session_state:
-            st.session_state[Sidebar.SESSION_ID] = os.urandom(16).hex()
-        new_workspace_quota().admit(st.session_state[Sidebar.SESSION_ID], path, roots)
+        new_workspace_quota().admit(session_id(), path, roots)
     return str(path)
 
 
@@ -108,9 +122,10 @@ def workspace() -> Workspace:
     held = getattr(_threads, "cursors", None)
     if held is None:
         held = _threads.cursors = {}
-    mine = held.get(path)
+    session = session_id()
+    mine = held.get((path, session))
     if mine is None or mine[0] is not base:
-        mine = held[path] = (base, base.cursor())
+        mine = held[(path, session)] = (base, base.cursor(session=session))
     return mine[1]
 
 

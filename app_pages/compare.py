@@ -15,7 +15,7 @@ from app_pages.common import (
     pick_run,
     run_label,
     selected,
-    shared_workspace,
+    session_cursor,
     workspace,
 )
 from app_pages.html_view import show_html
@@ -36,7 +36,7 @@ PAGE_SIZE = 200
 def _comparison(path: str, a: int, b: int, slices_key: tuple, seen: Seen | None = None):
     """Cached per pair of runs, set of slices and training-records filter (runs and their
     training sets never change once stored). ``seen`` is defined by both runs' records."""
-    ws = shared_workspace(path).cursor()
+    ws = session_cursor(path)
     if seen is None:
         return compare_runs(ws, a, b)
     within = part_indices(ws, ws.runs.get(a).dataset_id, (a, b), seen)

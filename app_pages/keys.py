@@ -31,7 +31,8 @@ class Sidebar:
     USER_NAME = "user_name"
     DEVICE = "device"
     MODEL_DIRS = "model_dirs"
-    SESSION_ID = "_session_id"      # counts the workspace files this session created (not a widget)
+    SESSION_ID = "_session_id"      # names the session (not a widget): its cursors run one user filter at a
+                                    # time, and the workspace files it created are counted
 
 
 class Datasets:

@@ -158,8 +158,8 @@ def cmd_list(args) -> int:
 
 
 def cmd_query(args) -> int:
-    """Examples of a stored split selected by a SQL predicate, run in the same sandbox as the
-    app's filter (see cblue_core.store.user_sql)."""
+    """Examples of a stored split selected by a SQL predicate, checked and run on the same
+    bounded path as the app's filter (see DatasetStore.filtered)."""
     if args.limit < 0:
         return _fail(args, 2, "--limit must be 0 or more")
     if args.timeout is not None and args.timeout <= 0:

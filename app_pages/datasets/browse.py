@@ -110,8 +110,11 @@ def _matching(ws: Workspace, info: DatasetInfo, task: TaskSpec, stats: DatasetSt
     window = {"limit": PAGE_SIZE, "offset": (page_no - 1) * PAGE_SIZE}
     result = ws.datasets.query(info.dataset_id, predicate=predicate, **filters, **window)
     if result.error:
-        st.error(f"Filter not applied: {md(result.error)}. Showing the examples without it.")
-        result = ws.datasets.query(info.dataset_id, **filters, **window)
+        # Without the regular expression too: it runs on the same bounded path, so it may be
+        # the cause, and it would be paid for a second time.
+        st.error(f"Filter not applied: {md(result.error)}. Showing the examples without the SQL "
+                 "predicate and the regular expression.")
+        result = ws.datasets.query(info.dataset_id, **(filters | {"regex": ""}), **window)
     pages = max(1, -(-result.total // PAGE_SIZE))
     st.caption(f"{counted(result.total, 'matching example')} · page {min(page_no, pages):d} of {pages:d}")
     table = result.rows[["idx", "text", "text2", "label", *stats.used_counts, "text_length"]].copy()

@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from app_pages.charts import bucket_figure
-from app_pages.common import run_evaluation_cached, shared_workspace
+from app_pages.common import run_evaluation_cached, session_cursor, shared_workspace
 from cblue_core.analysis.buckets import BucketScore, bucket_kind, run_buckets
 from cblue_core.analysis.slices import SliceScore, slice_scores
 from cblue_core.seen_split import part_indices
@@ -65,7 +65,7 @@ def bucket_chart(path: str, run_id: int, metric: str, seen: Seen | None = None) 
 def compute_slices(path: str, run_id: int, slices: tuple[tuple[str, str], ...],
                    seen: Seen | None = None) -> list[SliceScore]:
     """``seen``: each slice only on the examples in (or out of) the run's training records."""
-    ws = shared_workspace(path).cursor()
+    ws = session_cursor(path)
     run = ws.runs.get(run_id)
     if run is None:
         return []

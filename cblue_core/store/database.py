@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -15,15 +15,21 @@ _view_names = itertools.count()
 
 
 class Database:
-    """A DuckDB connection (or one session's cursor on it) and the file it opened."""
+    """A DuckDB connection (or one session's cursor on it) and the file it opened.
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None) -> None:
+    ``session`` names the app session the cursor serves (None outside the app): user filters
+    run one at a time per session (:mod:`cblue_core.store.session_gate`)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None,
+                 session: Hashable | None = None) -> None:
         self.con = con
         self.path = path
+        self.session = session
 
-    def cursor(self) -> Database:
-        """The same database on its own cursor: one per session or thread."""
-        return Database(self.con.cursor(), self.path)
+    def cursor(self, session: Hashable | None = None) -> Database:
+        """The same database on its own cursor: one per session or thread (``session`` names
+        it; by default the one of this handle)."""
+        return Database(self.con.cursor(), self.path, self.session if session is None else session)
 
     def close(self) -> None:
         self.con.close()

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +20,11 @@ from ..records import Example
 from ..tasks import TaskSpec, get_task
 from .database import Database
 from .errors import WorkspaceError
+from .filter_worker import FilterPool, FilterRequest
+from .sandbox import time_limit
 from .schema import EXAMPLE_COLUMN_TYPES, EXAMPLE_COLUMNS
-from .user_sql import PredicateRefused, PredicateSandbox, parse_predicate
+from .session_gate import SessionGate
+from .user_sql import PredicateRefused
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,11 +63,10 @@ class ExamplePage:
 
 Decoder = Callable[[str, int], Example]
 
-# One sandbox per split content, shared by every session of the process (least recently used
-# dropped first): building one copies the split's example columns (a few MB for a dev split).
-_MAX_SANDBOXES = 8
-_SANDBOXES: OrderedDict[tuple[str, str], PredicateSandbox] = OrderedDict()
-_SANDBOX_LOCK = threading.Lock()
+# Filter workers shared by every session of the process, keyed by split content: starting one
+# copies the split's example columns (a few MB for a dev split).
+_FILTERS = FilterPool()
+_SESSIONS = SessionGate()
 
 
 class DatasetStore:
@@ -259,18 +259,17 @@ class DatasetStore:
         if substring:
             where.append("(contains(text, ?) OR contains(coalesce(text2, ''), ?) OR contains(key, ?))")
             params += [substring, substring, substring]
-        if regex:
-            where.append("(regexp_matches(text, ?) OR regexp_matches(coalesce(text2, ''), ?))")
-            params += [regex, regex]
         wanted_types = list(types)
         if wanted_types:
             where.append("list_has_any(types, ?)")
             params.append(wanted_types)
         if nested_only:
             where.append("nesting_depth > 1")
-        if predicate.strip():
+        if regex or predicate.strip():
+            # The two filters a visitor types freely run bounded, in a worker (see filtered()).
             try:
-                matching = self.matching(dataset_id, predicate, timeout=timeout)
+                matching = self.filtered(dataset_id, FilterRequest(predicate, regex, EXAMPLE_COLUMN_TYPES),
+                                         timeout=timeout)
             except PredicateRefused as exc:
                 return ExamplePage(0, _empty_frame(), str(exc))
             where.append("idx IN (SELECT unnest(?::INTEGER[]))")
@@ -286,31 +285,42 @@ class DatasetStore:
         return ExamplePage(total, frame)
 
     def matching(self, dataset_id: int, predicate: str, *, timeout: float | None = None) -> list[int]:
-        """Record numbers of the examples a user's SQL predicate selects.
+        """Record numbers of the examples a user's SQL predicate selects (see :meth:`filtered`).
+        Raises :class:`PredicateRefused` (a timeout too)."""
+        if not predicate.strip():
+            raise PredicateRefused("the filter is empty")
+        return self.filtered(dataset_id, FilterRequest(predicate, columns=EXAMPLE_COLUMN_TYPES), timeout=timeout)
 
-        The predicate never runs here: it is parsed against an allow-list, rebuilt, and run in
-        a locked in-memory sandbox holding only this split's example columns (see
-        :mod:`cblue_core.store.user_sql`). Raises :class:`PredicateRefused` (a timeout too)."""
-        safe = parse_predicate(predicate, EXAMPLE_COLUMN_TYPES)
-        return self._sandbox(dataset_id).matching_indices(safe, timeout=timeout)
+    def check_predicate(self, predicate: str, *, timeout: float | None = None) -> None:
+        """:class:`PredicateRefused` unless a user's SQL predicate may run (a slice being saved):
+        checked under the same bounds as :meth:`filtered`, with no examples behind it."""
+        if not predicate.strip():
+            raise PredicateRefused("the filter is empty")
+        limit = time_limit(timeout)
+        with _SESSIONS.hold(self.db.session, wait=limit):
+            _FILTERS.matching_indices(None, lambda: None, FilterRequest(predicate, columns=EXAMPLE_COLUMN_TYPES),
+                                      timeout=limit)
 
-    def _sandbox(self, dataset_id: int) -> PredicateSandbox:
+    def filtered(self, dataset_id: int, request: FilterRequest, *, timeout: float | None = None) -> list[int]:
+        """Record numbers of the examples ``request`` keeps, never on the workspace connection:
+        the predicate is allow-listed and rebuilt (:mod:`cblue_core.store.user_sql`) and run with
+        the regular expression in a locked sandbox holding only this split's example columns
+        (:mod:`cblue_core.store.sandbox`), both in a worker process killed after ``timeout``
+        seconds (default ``$CBLUE_STUDIO_SQL_TIMEOUT``; :mod:`cblue_core.store.filter_worker`),
+        one at a time per session (:mod:`cblue_core.store.session_gate`)."""
         row = self.db.one("SELECT task, sha256 FROM datasets WHERE dataset_id=?", [dataset_id])
         if row is None:
             raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
+        limit = time_limit(timeout)
         # The same content gives the same example columns, whichever workspace holds it.
         key = (str(row[0]), str(row[1]))
-        with _SANDBOX_LOCK:
-            box = _SANDBOXES.pop(key, None)
-            if box is None:
-                cols = ", ".join(EXAMPLE_COLUMNS)
-                table = self.db.arrow(f"SELECT {cols} FROM examples WHERE dataset_id=? ORDER BY idx",
-                                      [dataset_id])
-                box = PredicateSandbox(table)
-            _SANDBOXES[key] = box
-            while len(_SANDBOXES) > _MAX_SANDBOXES:
-                _SANDBOXES.popitem(last=False)[1].close()
-        return box
+        with _SESSIONS.hold(self.db.session, wait=limit):
+            return _FILTERS.matching_indices(key, lambda: self._example_columns(dataset_id), request,
+                                             timeout=limit)
+
+    def _example_columns(self, dataset_id: int) -> pa.Table:
+        cols = ", ".join(EXAMPLE_COLUMNS)
+        return self.db.arrow(f"SELECT {cols} FROM examples WHERE dataset_id=? ORDER BY idx", [dataset_id])
 
     def stats(self, dataset_id: int) -> DatasetStats:
         from .stats import compute_stats

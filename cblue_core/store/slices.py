@@ -2,7 +2,7 @@
 
 A predicate is checked when it is saved and again whenever it is used (a slice saved by an
 older version, or written into the file by hand, gets no trust): both go through the same
-allow-list and sandbox as the Datasets filter (:mod:`cblue_core.store.user_sql`).
+allow-list, sandbox and time bound as the Datasets filter (:meth:`DatasetStore.filtered`).
 """
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from dataclasses import dataclass
 
 from .database import Database
 from .datasets import DatasetStore
-from .schema import EXAMPLE_COLUMN_TYPES
-from .user_sql import PredicateRefused, parse_predicate
+from .user_sql import PredicateRefused
 
 MAX_NAME_LENGTH = 200
 
@@ -39,7 +38,7 @@ class SliceStore:
         if len(name) > MAX_NAME_LENGTH:
             raise SliceError(f"a slice name has at most {MAX_NAME_LENGTH} characters")
         try:
-            parse_predicate(predicate, EXAMPLE_COLUMN_TYPES)
+            self.datasets.check_predicate(predicate)
         except PredicateRefused as exc:
             raise SliceError(str(exc)) from None
         self.db.execute("INSERT OR REPLACE INTO slices (name, task, predicate) VALUES (?,?,?)",

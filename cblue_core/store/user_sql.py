@@ -29,44 +29,33 @@ A keyword list can never be complete, so this module inverts the check:
    tricks, comments and unbalanced parentheses cannot survive: ``1=1) OR (1=1`` comes back as
    ``((1 = 1) OR (1 = 1))``, one boolean. The rebuilt text is bound against an empty table of
    the same columns, so type errors surface before anything runs.
-4. **Sandbox** the evaluation: :class:`PredicateSandbox` runs the rebuilt predicate on its own
-   locked in-memory database that holds nothing but the current split's examples (an Arrow
-   table), with a memory cap, at most two threads, no spilling to disk, and a wall-clock
-   timeout enforced with ``interrupt()``. Even if the allow-list had a hole, that database
-   cannot read a file, reach the network, load an extension or see the workspace.
+4. **Sandbox** the evaluation (:mod:`cblue_core.store.sandbox`): a locked in-memory database
+   that holds nothing but the current split's examples, in a worker process killed at the
+   time limit (:mod:`cblue_core.store.filter_worker`).
 """
 from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Self
+from typing import Any, Final
 
 import duckdb
-import pyarrow as pa
 
+from .lockdown import locked_connection
 from .sql_hints import with_hint
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "MAX_NODES",
     "MAX_STRING_LENGTH",
-    "TIMEOUT_ENV",
     "PredicateRefused",
-    "PredicateSandbox",
-    "PredicateTimeout",
     "SafePredicate",
-    "filter_indices",
+    "one_line_error",
     "parse_predicate",
-    "timeout_from_env",
 ]
 
-TIMEOUT_ENV: Final = "CBLUE_STUDIO_SQL_TIMEOUT"
-DEFAULT_TIMEOUT: Final = 3.0
 MAX_NODES: Final = 200
 MAX_STRING_LENGTH: Final = 1_000
 # A 200-node predicate with long strings stays far below this; the cap keeps the parser's
@@ -75,29 +64,12 @@ MAX_TEXT_LENGTH: Final = 20_000
 # HUGEINT holds 38 digits; beyond that DuckDB silently turns an integer literal into a DOUBLE.
 MAX_INTEGER_DIGITS: Final = 38
 
-_Config = dict[str, str | bool | int | float | list[str]]
-
-# Settings every connection that sees user text gets before it sees any.
-_LOCKDOWN: Final[_Config] = {
-    "enable_external_access": False,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "allow_community_extensions": False,
-    # A default connection lets a query name any pandas/Arrow variable of the calling Python
-    # frame (DuckDB 2 already stops that when external access is off; 1.x may not).
-    "python_enable_replacements": False,
-}
-
 _PREFIX: Final = "SELECT * FROM t WHERE ("
 _MAX_DEPTH: Final = 250
 
 
 class PredicateRefused(ValueError):
     """The filter is not allowed, could not be parsed, or failed when it ran; the message says why."""
-
-
-class PredicateTimeout(PredicateRefused):
-    """The filter ran longer than its time limit and was stopped."""
 
 
 @dataclass(frozen=True)
@@ -108,22 +80,12 @@ class SafePredicate:
     sql: str
 
 
-def timeout_from_env() -> float:
-    """Seconds a filter may run: ``$CBLUE_STUDIO_SQL_TIMEOUT``, else (or if unusable) 3.0."""
-    raw = os.environ.get(TIMEOUT_ENV, "").strip()
-    try:
-        value = float(raw)
-    except ValueError:
-        return DEFAULT_TIMEOUT
-    return value if math.isfinite(value) and value > 0 else DEFAULT_TIMEOUT
-
-
 # ---------------------------------------------------------------------------------- errors
 
 _QUOTED_PATH = re.compile(r"""(["'])/[^"'\n]*\1""")
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line_error(exc: BaseException) -> str:
     """DuckDB's message without the echoed query, caret lines or hints, and without paths.
 
     Later lines repeat the query (ours, which can confuse) and the first line of a
@@ -173,20 +135,9 @@ def _quote_string(value: str) -> str:
 
 # ---------------------------------------------------------------------------------- parsing
 
-def _locked_connection(extra: _Config | None = None, *, max_expression_depth: int | None = None,
-                       ) -> duckdb.DuckDBPyConnection:
-    config: _Config = {**_LOCKDOWN, **(extra or {})}
-    con = duckdb.connect(":memory:", config=config)
-    if max_expression_depth is not None:
-        # A session setting (DuckDB 1.x refuses it in the connect-time config).
-        con.execute(f"SET max_expression_depth = {int(max_expression_depth)}")
-    con.execute("SET lock_configuration = true")
-    return con
-
-
 def _parser_connection(columns: Mapping[str, _Column]) -> duckdb.DuckDBPyConnection:
     # The depth cap makes the parser refuse deep nesting before json.loads or the walk recurse.
-    con = _locked_connection({"threads": 1, "memory_limit": "64MB"}, max_expression_depth=_MAX_DEPTH)
+    con = locked_connection({"threads": 1, "memory_limit": "64MB"}, max_expression_depth=_MAX_DEPTH)
     try:
         # An empty table of the same columns, so the rebuilt predicate can be bound (type
         # errors surface now) without any data behind it.
@@ -644,7 +595,7 @@ def parse_predicate(text: str, columns: Mapping[str, str]) -> SafePredicate:
             skeleton = _skeleton(con)
             tree = _serialise(con, text)
         except duckdb.Error as exc:
-            raise PredicateRefused(f"SQL error: {_one_line(exc)}") from None
+            raise PredicateRefused(f"SQL error: {one_line_error(exc)}") from None
         where = _where_clause(tree, skeleton)
         try:
             sql = _Rebuilder(allowed).predicate(where)
@@ -653,7 +604,7 @@ def parse_predicate(text: str, columns: Mapping[str, str]) -> SafePredicate:
         try:
             types = con.sql(f"SELECT {sql} AS keep FROM t").types
         except duckdb.Error as exc:
-            raise PredicateRefused(f"SQL error: {_one_line(exc)}") from None
+            raise PredicateRefused(f"SQL error: {one_line_error(exc)}") from None
     finally:
         con.close()
     result_type = str(types[0]).upper() if types else ""
@@ -661,93 +612,3 @@ def parse_predicate(text: str, columns: Mapping[str, str]) -> SafePredicate:
     if result_type != "BOOLEAN" and sql != "NULL" and "NULL" not in result_type:
         raise PredicateRefused(f"the filter must be one boolean expression (this one gives {result_type or 'nothing'})")
     return SafePredicate(source=text, sql=sql)
-
-
-# ---------------------------------------------------------------------------------- sandbox
-
-class PredicateSandbox:
-    """A locked, in-memory DuckDB holding only the current split's examples, for running filters.
-
-    ``table`` is registered as the view ``examples``; it must have an ``idx`` column. Each call
-    works on its own cursor (a connection to the same database), so several Streamlit sessions
-    can share one sandbox and a timeout interrupts only the query it belongs to.
-    """
-
-    def __init__(self, table: pa.Table, *, memory_limit: str = "512MB", threads: int = 2) -> None:
-        if "idx" not in table.column_names:
-            raise ValueError("the examples table needs an 'idx' column")
-        self.table = table
-        self.connection = _locked_connection({
-            "memory_limit": memory_limit,
-            "threads": max(1, min(int(threads), 2)),
-            # An in-memory database would otherwise spill to a directory on the server.
-            "temp_directory": "",
-            "max_temp_directory_size": "0B",
-        })
-        self.connection.register("examples", table)
-
-    def close(self) -> None:
-        self.connection.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def matching_indices(self, pred: SafePredicate, *, timeout: float | None = None) -> list[int]:
-        """The sorted ``idx`` of the rows for which ``pred`` is true."""
-        rows = self._run(f"SELECT idx FROM examples WHERE {pred.sql} ORDER BY idx", timeout)
-        return [int(r[0]) for r in rows]
-
-    def count(self, pred: SafePredicate, *, timeout: float | None = None) -> int:
-        """How many rows ``pred`` keeps."""
-        rows = self._run(f"SELECT count(*) FROM examples WHERE {pred.sql}", timeout)
-        return int(rows[0][0]) if rows else 0
-
-    def _run(self, sql: str, timeout: float | None) -> list[tuple[Any, ...]]:
-        limit = timeout_from_env() if timeout is None else float(timeout)
-        cursor = self.connection.cursor()
-        try:
-            # Registrations are per connection, so each cursor registers the (zero-copy) table.
-            cursor.register("examples", self.table)
-            done = threading.Event()
-            fired = threading.Event()
-            guard = threading.Lock()
-
-            def watchdog() -> None:
-                if done.wait(limit):
-                    return
-                fired.set()
-                # Repeat: an interrupt that lands just before the query starts is forgotten.
-                while True:
-                    with guard:
-                        if done.is_set():
-                            return
-                        cursor.interrupt()
-                    if done.wait(0.05):
-                        return
-
-            thread = threading.Thread(target=watchdog, name="cblue-sql-timeout", daemon=True)
-            thread.start()
-            try:
-                return cursor.execute(sql).fetchall()
-            except duckdb.Error as exc:
-                if fired.is_set() or isinstance(exc, duckdb.InterruptException):
-                    raise PredicateTimeout(
-                        f"the filter ran longer than {limit:g} s and was stopped") from None
-                raise PredicateRefused(f"SQL error: {_one_line(exc)}") from None
-            finally:
-                with guard:
-                    done.set()
-                thread.join()
-        finally:
-            cursor.close()
-
-
-def filter_indices(table: pa.Table, text: str, columns: Mapping[str, str],
-                   timeout: float | None = None) -> list[int]:
-    """Parse ``text``, then return the sorted ``idx`` of the rows of ``table`` it keeps."""
-    predicate = parse_predicate(text, columns)
-    with PredicateSandbox(table) as sandbox:
-        return sandbox.matching_indices(predicate, timeout=timeout)

@@ -9,13 +9,20 @@ A workspace carries a marker in its ``meta`` table: ``app = 'cblue-studio'`` and
 * a file without the marker is adopted (marker written) only when its tables are exactly the
   current schema's (a workspace written before the marker existed); any other DuckDB file is
   refused untouched, so the app never adds its tables to another program's database.
+
+Before any of that reads a table, a file holding an object the schema does not create (a view,
+macro, extra table, ...: :mod:`cblue_core.store.catalog`) is refused untouched, naming them.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import duckdb
+
+from ..io.errors import short_error
 from .annotations import ANNOTATION_DDL
+from .catalog import expected_catalog, foreign_objects, read_catalog
 from .database import Database
 from .errors import WorkspaceError
 from .schema import DDL, DEFAULT_DATASETS_DDL, SCHEMA_VERSION
@@ -45,14 +52,8 @@ def schema_state(db: Database) -> SchemaState:
 
 def expected_columns() -> dict[str, list[tuple[str, str]]]:
     """The current schema's tables and their (column, type), from a scratch in-memory database."""
-    import duckdb
-
-    scratch = Database(duckdb.connect(":memory:"), None)
-    try:
-        create_schema(scratch)
-        return table_columns(scratch)
-    finally:
-        scratch.close()
+    return {table.removeprefix("main."): [(column[0], column[1]) for column in columns]
+            for table, columns in expected_catalog().tables.items()}
 
 
 def table_columns(db: Database) -> dict[str, list[tuple[str, str]]]:
@@ -109,6 +110,7 @@ MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3,
 
 def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
     """Make ``db`` a current workspace, or raise :class:`WorkspaceError` having changed nothing."""
+    refuse_foreign_objects(db, where)
     state = schema_state(db)
     if not state.tables:
         if read_only:
@@ -135,6 +137,23 @@ def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> N
         raise WorkspaceError(f"{where} uses the older schema {state.version}: open it once without "
                              "read-only mode to migrate it")
     migrate(db, state.version)
+
+
+MAX_NAMED = 10
+
+
+def refuse_foreign_objects(db: Database, where: str) -> None:
+    """:class:`WorkspaceError` naming what ``db`` holds that the schema does not create."""
+    try:
+        found = read_catalog(db)
+    except duckdb.Error as exc:
+        raise WorkspaceError(f"{where} cannot be read as a workspace ({short_error(exc)}); "
+                             "nothing was changed") from None
+    foreign = foreign_objects(found, expected_catalog())
+    if foreign:
+        more = f" and {len(foreign) - MAX_NAMED} more" if len(foreign) > MAX_NAMED else ""
+        raise WorkspaceError(f"{where} is not a CBLUE Studio workspace: it holds objects CBLUE Studio "
+                             f"did not create ({', '.join(foreign[:MAX_NAMED])}{more}); nothing was changed")
 
 
 def migrate(db: Database, from_version: int) -> None:
@@ -175,11 +194,9 @@ def _adopt(db: Database, where: str, read_only: bool) -> None:
     version = (SCHEMA_VERSION if found == expected else 4 if found == _before_v5(expected)
                else 3 if found == _before_v4(expected) else 2 if found == _before_v3(expected) else None)
     if version is None:
-        extra = sorted(set(found) - set(expected))
         missing = sorted(set(expected) - set(found))
         differ = sorted(t for t in set(found) & set(expected) if found[t] != expected[t])
         detail = "; ".join(part for part in (
-            f"tables not ours: {', '.join(extra[:5])}" if extra else "",
             f"tables missing: {', '.join(missing[:5])}" if missing else "",
             f"tables with other columns: {', '.join(differ[:5])}" if differ else "") if part)
         raise WorkspaceError(f"{where} is a DuckDB file but not a CBLUE Studio workspace ({detail}); "

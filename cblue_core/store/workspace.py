@@ -8,14 +8,17 @@ running and says so plainly when it is locked (:class:`WorkspaceLocked`).
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable
 from pathlib import Path
 
 import duckdb
 
+from ..io.errors import short_error
 from .annotations import AnnotationStore
 from .database import Database
 from .datasets import DatasetStore
 from .errors import WorkspaceError, WorkspaceLocked
+from .lockdown import locked_config
 from .resources import ResourceStore
 from .runs import RunStore
 from .slices import SliceStore
@@ -36,7 +39,9 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> Workspac
     """Open (creating if needed) the workspace database at ``path``: by default the one
     :func:`default_db_path` names; ``":memory:"`` for a throwaway in-memory workspace.
 
-    A file that is not a CBLUE Studio workspace is refused untouched; an older workspace is
+    The connection can reach no file but this one, loads no extension and keeps its settings
+    (:mod:`cblue_core.store.lockdown`). A file that is not a CBLUE Studio workspace, or holds
+    objects the studio did not create, is refused untouched; an older workspace is
     migrated (see :mod:`cblue_core.store.versioning`). ``read_only`` opens an existing,
     current workspace without writing anything, and refuses a missing file."""
     if path is None:
@@ -47,7 +52,10 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> Workspac
     if target is not None and not read_only:
         target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        con = duckdb.connect(str(target) if target else ":memory:", read_only=read_only)
+        # Locked from the first statement: a view or default in a visitor's file must not reach
+        # a server file, the network or an extension, not even while the file is being checked.
+        con = duckdb.connect(str(target) if target else ":memory:", read_only=read_only,
+                             config=locked_config())
     except duckdb.IOException as exc:
         msg = str(exc)
         if "lock" in msg.lower():
@@ -56,6 +64,8 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> Workspac
                 "DuckDB allows only one process to open it: stop that process, or use another "
                 f"workspace with --db or ${ENV_DB}.") from None
         raise WorkspaceError(f"cannot open the workspace {target}: {msg}") from None
+    except duckdb.Error as exc:   # e.g. a type from an extension that may not be loaded
+        raise WorkspaceError(f"cannot open the workspace {target}: {short_error(exc)}") from None
     db = Database(con, target)
     try:
         prepare_workspace(db, where=str(target or "the in-memory workspace"), read_only=read_only)
@@ -81,9 +91,10 @@ class Workspace:
     def path(self) -> Path | None:
         return self.db.path
 
-    def cursor(self) -> Workspace:
-        """The same workspace on its own cursor (one per session or thread)."""
-        return Workspace(self.db.cursor(), read_only=self.read_only)
+    def cursor(self, session: Hashable | None = None) -> Workspace:
+        """The same workspace on its own cursor (one per session or thread); ``session`` names
+        the app session it serves, so that its filters run one at a time."""
+        return Workspace(self.db.cursor(session), read_only=self.read_only)
 
     def close(self) -> None:
         self.db.close()

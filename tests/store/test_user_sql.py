@@ -12,17 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from cblue_core.store.sandbox import PredicateSandbox, PredicateTimeout, filter_indices, timeout_from_env
 from cblue_core.store.schema import DDL, EXAMPLE_COLUMNS
-from cblue_core.store.user_sql import (
-    MAX_NODES,
-    PredicateRefused,
-    PredicateSandbox,
-    PredicateTimeout,
-    SafePredicate,
-    filter_indices,
-    parse_predicate,
-    timeout_from_env,
-)
+from cblue_core.store.user_sql import MAX_NODES, PredicateRefused, SafePredicate, parse_predicate
 
 
 def _example_column_types() -> dict[str, str]:
