@@ -16,7 +16,6 @@ from cblue_core.store.datasets import DatasetStore
 from cblue_core.store.runs import RunStore
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP, count_calls, html_of
-from tests.app_pages.test_runs_errors_compare import runs_db  # noqa: F401 - a fixture
 from tests.conftest import SAMPLE_DATA
 
 
