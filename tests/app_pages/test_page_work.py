@@ -20,7 +20,7 @@ from tests.conftest import SAMPLE_DATA
 
 
 @pytest.fixture
-def db(runs_db, monkeypatch):  # noqa: F811 - the imported fixture
+def db(runs_db, monkeypatch):
     """Runs A and B on the sample CMeEE dev (see test_runs_errors_compare), and a CMeIE run."""
     ws = connect(runs_db["db"])
     ie = ws.datasets.find("CMeIE", "dev").dataset_id
