@@ -12,8 +12,8 @@ label there.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,9 +43,11 @@ class BucketScore:
 
 @dataclass
 class TrainIndex:
-    """Mention statistics of a training split: how often, and with which labels."""
+    """Mention statistics of a training split: how often, and with which labels; and how often
+    each example label occurs (classification and pair tasks)."""
 
     labels: dict[str, Counter]
+    example_labels: Counter = field(default_factory=Counter)
 
     @classmethod
     def build(cls, train: list[Example]) -> TrainIndex:
@@ -56,7 +58,17 @@ class TrainIndex:
             for t in ex.turns:
                 for s in t.spans:
                     labels[s.text][s.type] += 1
-        return cls(dict(labels))
+        return cls(dict(labels), Counter(ex.label for ex in train))
+
+    @classmethod
+    def from_counts(cls, mentions: Iterable[tuple[str, str, int]],
+                    example_labels: Mapping[str | None, int]) -> TrainIndex:
+        """From counts a query gave ((mention, type, n) of the gold spans; n per example label),
+        without decoding the split's records (1.8 s for CMeEE's 15,000)."""
+        labels: dict[str, Counter] = defaultdict(Counter)
+        for mention, label, n in mentions:
+            labels[mention][label] += n
+        return cls(dict(labels), Counter(example_labels))
 
     def frequency(self, mention: str) -> int:
         c = self.labels.get(mention)
@@ -115,10 +127,10 @@ def _key(s: Span) -> tuple[int, int, str]:
     return (s.start, s.end, s.type)
 
 
-def span_buckets(gold: list[Example], pred: list[Example], train: list[Example] | None = None,
+def span_buckets(gold: list[Example], pred: list[Example], train: list[Example] | TrainIndex | None = None,
                  n_boot: int = 300, seed: int = 0) -> list[BucketScore]:
     """Bucket scores of span extraction (exact (start, end, type) matches)."""
-    index = TrainIndex.build(train) if train else None
+    index = train if isinstance(train, TrainIndex) else TrainIndex.build(train) if train else None
     n = len(gold)
     # counts[(feature, order, name)] -> per-example arrays of tp / fp / fn
     counts: dict[tuple[str, int, str], np.ndarray] = {}
@@ -166,11 +178,12 @@ def span_buckets(gold: list[Example], pred: list[Example], train: list[Example] 
     return out
 
 
-def label_buckets(gold: list[Example], pred: list[Example], train: list[Example] | None = None,
+def label_buckets(gold: list[Example], pred: list[Example], train: list[Example] | TrainIndex | None = None,
                   n_boot: int = 300, seed: int = 0) -> list[BucketScore]:
     """Accuracy per bucket for classification and pair tasks (text length; label frequency in
     the training set). ``f1`` holds the accuracy: one item per example, tp = correct."""
-    freq = Counter(ex.label for ex in train) if train else None
+    freq = (train.example_labels or None if isinstance(train, TrainIndex)
+            else Counter(ex.label for ex in train) if train else None)
     features: dict[str, Callable[[Example], tuple[int, str] | None]] = {
         "text length": lambda ex: _cut(len(ex.text) + len(ex.text2), SENT_EDGES),
         "gold label training frequency": (lambda ex: _cut(freq.get(ex.label, 0), FREQ_EDGES)) if freq else (lambda ex: None),
@@ -203,7 +216,7 @@ def bucket_kind(task: TaskSpec, gold: list[Example]) -> str | None:
 
 
 def run_buckets(task: TaskSpec, gold: list[Example], pred: list[Example],
-                train: list[Example] | None = None) -> list[BucketScore]:
+                train: list[Example] | TrainIndex | None = None) -> list[BucketScore]:
     """The buckets that fit the task's gold (see :func:`bucket_kind`)."""
     kind = bucket_kind(task, gold)
     if kind == "span":

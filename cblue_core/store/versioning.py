@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .annotations import ANNOTATION_DDL
 from .database import Database
 from .errors import WorkspaceError
-from .schema import DDL, SCHEMA_VERSION
+from .schema import DDL, RUN_DERIVED_DDL, SCHEMA_VERSION
 
 APP_MARKER = "cblue-studio"
 
@@ -85,8 +85,14 @@ def _v2_to_v3(db: Database) -> None:
     db.execute("ALTER TABLE datasets ADD COLUMN IF NOT EXISTS line_ending VARCHAR")
 
 
+def _v3_to_v4(db: Database) -> None:
+    """Version 4 keeps what pages derive from a run (``run_derived``); older runs have no rows
+    and derive theirs at first need."""
+    db.execute(RUN_DERIVED_DDL)
+
+
 # from-version -> the step to the next version; each step runs inside the migration's transaction.
-MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
@@ -135,8 +141,9 @@ def migrate(db: Database, from_version: int) -> None:
 
 
 def _before_v3(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
-    """The tables of schemas 1 and 2: the current ones without datasets.line_ending."""
-    out = dict(columns)
+    """The tables of schemas 1 and 2: the current ones without datasets.line_ending (version 3)
+    and run_derived (version 4)."""
+    out = {table: cols for table, cols in columns.items() if table != "run_derived"}
     out["datasets"] = [c for c in columns.get("datasets", []) if c[0] != "line_ending"]
     return out
 

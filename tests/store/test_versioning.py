@@ -61,7 +61,26 @@ def test_version_2_workspace_gains_the_line_ending_column(tmp_path, cmeee_file):
     ingest_file(ws, cmeee_file, split="train")         # new ingests record it
     assert [ws.datasets.line_ending(d.dataset_id) for d in ws.datasets.all()][-1] == "lf"
     ws.close()
-    assert marker(path) == {"app": APP_MARKER, "schema_version": "3"} and SCHEMA_VERSION == 3
+    assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
+
+
+def test_version_3_workspace_gains_the_derived_data_table(tmp_path, cmeee_file):
+    path = tmp_path / "v3.duckdb"
+    ws = connect(path)
+    ingest_file(ws, cmeee_file)
+    did = ws.datasets.all()[0].dataset_id
+    run = ws.runs.create(did, "r", source="test", predictions=[], metrics={})
+    # what version 3 wrote: no run_derived table
+    ws.db.execute("DROP TABLE run_derived")
+    ws.db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    ws.close()
+    with pytest.raises(WorkspaceError, match="older schema 3"):
+        connect(path, read_only=True)
+    ws = connect(path)
+    assert [r.run_id for r in ws.runs.all()] == [run] and ws.derived.kinds(run) == {}
+    assert ws.derived.put(run, "buckets", "v", "[]")
+    ws.close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": "4"} and SCHEMA_VERSION == 4
 
 
 def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
@@ -76,12 +95,13 @@ def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
 
 def test_unmarked_workspace_with_the_older_tables_is_adopted_and_migrated(tmp_path):
     """A workspace written before the marker existed has the tables of schema 1 (no
-    datasets.line_ending): adopted, then migrated."""
+    datasets.line_ending, no run_derived): adopted, then migrated."""
     path = tmp_path / "unmarked_v1.duckdb"
     connect(path).close()
     con = duckdb.connect(str(path))
     con.execute("DELETE FROM meta")
     con.execute("ALTER TABLE datasets DROP COLUMN line_ending")
+    con.execute("DROP TABLE run_derived")
     con.close()
     with pytest.raises(WorkspaceError, match="older schema 2"):
         connect(path, read_only=True)
