@@ -20,6 +20,7 @@ from cblue_core.ingest import ingest_paths
 from cblue_core.runs import import_run, run_evaluation
 from cblue_core.store.workspace import connect
 from cblue_core.tasks import get_task
+from tests.app_pages.conftest import count_calls
 from tests.conftest import ROOT, SAMPLE_DATA
 
 
@@ -46,16 +47,9 @@ def db(template, tmp_path):
 
 @pytest.fixture
 def computed(monkeypatch):
-    """How often the derivations really computed (buckets, evaluation)."""
-    calls = {"buckets": 0, "evaluation": 0}
-    for kind, name in (("buckets", "run_buckets"), ("evaluation", "run_evaluation")):
-        real = getattr(derived, name)
-
-        def spy(*args, _real=real, _kind=kind, **kwargs):
-            calls[_kind] += 1
-            return _real(*args, **kwargs)
-        monkeypatch.setattr(derived, name, spy)
-    return calls
+    """How often the derivations really computed: {"buckets": {"n": ...}, "evaluation": {"n": ...}}."""
+    return {"buckets": count_calls(monkeypatch, derived, "run_buckets"),
+            "evaluation": count_calls(monkeypatch, derived, "run_evaluation")}
 
 
 def buckets_from_records(ws, run_id):
@@ -74,7 +68,7 @@ def test_buckets_are_computed_once_and_read_back_equal(db, computed, task):
     assert first == buckets_from_records(ws, runs[task])      # the query's train statistics agree
     assert any("training frequency" in b.feature for b in first)
     again = derived.run_buckets_kept(ws, runs[task])
-    assert computed["buckets"] == 1 and again == first
+    assert computed["buckets"]["n"] == 1 and again == first
     assert list(ws.derived.kinds(runs[task])) == ["buckets"]
     ws.close()
 
@@ -85,7 +79,7 @@ def test_the_evaluation_is_kept_with_its_statistics_and_without_error_rows(db, c
     fresh = run_evaluation(ws, runs["CMeEE"])
     derived.run_evaluation_kept(ws, runs["CMeEE"])
     kept = derived.run_evaluation_kept(ws, runs["CMeEE"])
-    assert computed["evaluation"] == 1
+    assert computed["evaluation"]["n"] == 1
     assert kept is not None and kept.error_rows == [] and fresh.error_rows
     assert (kept.task, kept.headline, kept.metrics, kept.per_label, kept.notes) == (
         fresh.task, fresh.headline, fresh.metrics, fresh.per_label, fresh.notes)
@@ -132,7 +126,7 @@ def test_another_code_version_is_computed_again_and_replaces_the_old(db, compute
     monkeypatch.setattr(derived, "code_version", lambda sources: "edited")
     derived.run_buckets_kept(ws, run)
     derived.run_buckets_kept(ws, run)
-    assert computed["buckets"] == 2
+    assert computed["buckets"]["n"] == 2
     assert ws.derived.kinds(run) == {"buckets": "edited;" + before.split(";", 1)[1]}
     ws.close()
 
@@ -155,7 +149,7 @@ def test_another_train_split_is_computed_again(db, computed):
     assert any(b.feature == "training frequency" for b in derived.run_buckets_kept(ws, run))
     ws.datasets.delete(ws.datasets.find("CMeEE", "train").dataset_id)
     without = derived.run_buckets_kept(ws, run)
-    assert computed["buckets"] == 2 and not any(b.feature == "training frequency" for b in without)
+    assert computed["buckets"]["n"] == 2 and not any(b.feature == "training frequency" for b in without)
     ws.close()
 
 
@@ -166,8 +160,8 @@ def test_an_unreadable_payload_is_computed_again(db, computed):
     first = derived.run_buckets_kept(ws, run)
     version = ws.derived.kinds(run)["buckets"]
     ws.derived.put(run, "buckets", version, '[{"feature": 3}]')
-    assert derived.run_buckets_kept(ws, run) == first and computed["buckets"] == 2
-    assert derived.run_buckets_kept(ws, run) == first and computed["buckets"] == 2    # replaced
+    assert derived.run_buckets_kept(ws, run) == first and computed["buckets"]["n"] == 2
+    assert derived.run_buckets_kept(ws, run) == first and computed["buckets"]["n"] == 2    # replaced
     ws.close()
 
 
@@ -175,7 +169,7 @@ def test_a_read_only_workspace_computes_without_keeping(db, computed):
     path, runs = db
     ws = connect(path, read_only=True)
     assert derived.run_buckets_kept(ws, runs["CMeEE"])
-    assert derived.run_buckets_kept(ws, runs["CMeEE"]) and computed["buckets"] == 2
+    assert derived.run_buckets_kept(ws, runs["CMeEE"]) and computed["buckets"]["n"] == 2
     assert ws.derived.kinds(runs["CMeEE"]) == {}
     ws.close()
 
@@ -184,5 +178,5 @@ def test_a_missing_run_has_nothing(db, computed):
     path, _ = db
     ws = connect(path)
     assert derived.run_buckets_kept(ws, 999) == [] and derived.run_evaluation_kept(ws, 999) is None
-    assert computed == {"buckets": 0, "evaluation": 0}
+    assert computed["buckets"]["n"] == 0 and computed["evaluation"]["n"] == 0
     ws.close()

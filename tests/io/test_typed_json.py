@@ -89,3 +89,11 @@ def test_no_type_is_built_from_a_name_in_the_text():
 def test_what_cannot_be_written_is_refused():
     with pytest.raises(TypeError, match="cannot write a complex"):
         dumps([1j])
+
+
+def test_the_module_example_runs():
+    import doctest
+
+    from cblue_core.io import typed_json
+    result = doctest.testmod(typed_json)
+    assert result.attempted and not result.failed

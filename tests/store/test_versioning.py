@@ -44,16 +44,22 @@ def test_version_1_workspace_is_migrated_keeping_its_data(tmp_path, cmeee_file):
     assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
 
 
+def as_written_by(ws, path, version: int, *undo: str) -> None:
+    """Make ``ws`` what schema ``version`` wrote (``undo``: drop what later versions added), close
+    it, and check that read-only mode refuses it until it is migrated."""
+    for sql in undo:
+        ws.db.execute(sql)
+    ws.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(version)])
+    ws.close()
+    with pytest.raises(WorkspaceError, match=f"older schema {version}"):
+        connect(path, read_only=True)
+
+
 def test_version_2_workspace_gains_the_line_ending_column(tmp_path, cmeee_file):
     path = tmp_path / "v2.duckdb"
     ws = connect(path)
     ingest_file(ws, cmeee_file)
-    # what version 2 wrote: no datasets.line_ending
-    ws.db.execute("ALTER TABLE datasets DROP COLUMN line_ending")
-    ws.db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-    ws.close()
-    with pytest.raises(WorkspaceError, match="older schema 2"):
-        connect(path, read_only=True)
+    as_written_by(ws, path, 2, "ALTER TABLE datasets DROP COLUMN line_ending", "DROP TABLE run_derived")
     ws = connect(path)
     did = ws.datasets.all()[0].dataset_id
     assert [d.records for d in ws.datasets.all()] == [3]
@@ -70,12 +76,7 @@ def test_version_3_workspace_gains_the_derived_data_table(tmp_path, cmeee_file):
     ingest_file(ws, cmeee_file)
     did = ws.datasets.all()[0].dataset_id
     run = ws.runs.create(did, "r", source="test", predictions=[], metrics={})
-    # what version 3 wrote: no run_derived table
-    ws.db.execute("DROP TABLE run_derived")
-    ws.db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
-    ws.close()
-    with pytest.raises(WorkspaceError, match="older schema 3"):
-        connect(path, read_only=True)
+    as_written_by(ws, path, 3, "DROP TABLE run_derived")
     ws = connect(path)
     assert [r.run_id for r in ws.runs.all()] == [run] and ws.derived.kinds(run) == {}
     assert ws.derived.put(run, "buckets", "v", "[]")
