@@ -56,7 +56,7 @@ def code_version(sources: tuple[str, ...]) -> str:
         path = Path(str(importlib.import_module(name).__file__))
         files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
         for file in files:
-            digest.update(file.name.encode())
+            digest.update(str(file.relative_to(path.parent.parent)).encode())
             digest.update(file.read_bytes())
     return digest.hexdigest()[:16]
 
