@@ -8,7 +8,9 @@ visitor who came before the restart: the figure is the server's cold cost, not t
 Streamlit's code. A first server, not measured, fills that cache.
 
 Beside each open, the CPU seconds the server process spent on it (``/proc``): on this shared
-machine the wall-clock figure grows with the load, the CPU figure much less.
+machine the wall-clock figure grows with the load, the CPU figure much less. Then the same URL is
+opened once more in the same server (a new session, the server warm), so that cold and warm
+are compared under the same load.
 
 Round 1 may find a run's derived data (buckets, per-example statistics) not yet kept in the
 workspace, and derive and keep it; round 2 is every later restart. Both are printed.
@@ -94,6 +96,15 @@ def cold_open(context, db: Path, port: int, sc: Scenario, profile: Path | None =
             return {"problem": problem}
         out = {"open_s": round(seconds, 3), "script_end_s": round(d.script_end, 3),
                "server_cpu_s": round(cpu_seconds(server.proc.pid) - cpu, 3)}
+        again = context.new_page()
+        try:
+            cpu = cpu_seconds(server.proc.pid)
+            out["warm_open_s"] = round(Driver(again, server.url).open(sc.url), 3)
+            out["warm_server_cpu_s"] = round(cpu_seconds(server.proc.pid) - cpu, 3)
+        except Failed as exc:
+            out["warm_problem"] = str(exc)
+        finally:
+            again.close()
         if profile:
             out["profile"] = hot_frames(profile)
         return out
@@ -122,7 +133,9 @@ def measure_cold(browser, db: Path, rounds: int, only: list[str] | None, profile
                 res = cold_open(context, db, port, sc, raw, script)
                 results["flows"].setdefault(name, {})[f"round {rnd}"] = res
                 shown = res.get("problem") or (f"{res['open_s']:.3f} s (script end {res['script_end_s']:.3f} s,"
-                                               f" server CPU {res['server_cpu_s']:.3f} s)")
+                                               f" server CPU {res['server_cpu_s']:.3f} s; warm "
+                                               f"{res.get('warm_open_s', float('nan')):.3f} s, server CPU "
+                                               f"{res.get('warm_server_cpu_s', float('nan')):.3f} s)")
                 print(f"  cold round {rnd}: {name}: {shown}", flush=True)
                 for frame, sec in (res.get("profile") or {}).get("innermost_ours_s", [])[:6]:
                     print(f"      {sec:6.2f} s  {frame}", flush=True)
@@ -139,7 +152,9 @@ def print_cold(results: dict, rounds: int) -> list[dict]:
           f"runs {results['runs']}; "
           f"load average {results['load_avg_1m']}")
     heads = [f"round {r}" for r in range(1, rounds + 1)]
-    print(f"{'page or tab':<34}" + "".join(f" {h:>10}" for h in heads) + f" {'script end':>11} {'server CPU':>11}")
+    extra = ("script_end_s", "server_cpu_s", "warm_open_s", "warm_server_cpu_s")
+    print(f"{'page or tab':<34}" + "".join(f" {h:>10}" for h in heads)
+          + f" {'script end':>11} {'server CPU':>11} {'warm open':>11} {'warm CPU':>11}")
     misses = []
     for name, per_round in results["flows"].items():
         cells = []
@@ -150,7 +165,7 @@ def print_cold(results: dict, rounds: int) -> list[dict]:
             cells.append(f"{'failed':>10}" if v is None else f"{v:9.3f}" + ("!" if over else " "))
             if over and h == heads[-1]:
                 misses.append({"page": name, "open_s": v})
-        last = [per_round.get(heads[-1], {}).get(k) for k in ("script_end_s", "server_cpu_s")]
+        last = [per_round.get(heads[-1], {}).get(k) for k in extra]
         print(f"{name:<34}" + " ".join(cells) + "".join(f" {v:10.3f}" if v is not None else f" {'—':>10}" for v in last))
         for h in heads:
             if "problem" in per_round.get(h, {}):
