@@ -1,9 +1,11 @@
-"""What the Errors page derives from a run, computed once and cached: the run's per-example
-statistics, its buckets and its slice scores (its scores on corrected gold: :mod:`app_pages.rescoring`).
+"""What the Errors page derives from a run: the run's per-example statistics, its buckets and
+its slice scores (its scores on corrected gold: :mod:`app_pages.rescoring`).
 
-Runs never change once stored, so a run's derived data is keyed by the workspace file and the
-run id. ``st.cache_data`` returns
-copies, so what is cached here is small: bucket and slice rows, error-change summaries.
+Runs never change once stored: the buckets and the per-example statistics are computed once per
+run and kept in the workspace (:mod:`cblue_core.derived`), so a restarted server reads them
+instead of deriving them again; ``st.cache_data`` then keeps them per process, keyed by the
+workspace file and the run id. It returns copies, so what is cached here is small: bucket and
+slice rows, error-change summaries.
 """
 from __future__ import annotations
 
@@ -13,23 +15,15 @@ import streamlit as st
 
 from app_pages.charts import bucket_figure
 from app_pages.common import run_evaluation_cached, shared_workspace
-from cblue_core.analysis.buckets import BucketScore, bucket_kind, run_buckets, seen_examples
+from cblue_core.analysis.buckets import BucketScore
 from cblue_core.analysis.slices import SliceScore, slice_scores
+from cblue_core.derived import run_buckets_kept
 from cblue_core.store.slices import SliceError
-from cblue_core.tasks import get_task
 
 
 def compute_buckets(path: str, run_id: int) -> list[BucketScore]:
-    ws = shared_workspace(path).cursor()
-    run = ws.runs.get(run_id)
-    if run is None:
-        return []
-    task, gold = get_task(run.task), ws.datasets.examples(run.dataset_id)
-    if bucket_kind(task, gold) is None:     # e.g. CHIP-CDN terms: no predictions, no train split read
-        return []
-    train_info = ws.datasets.find(run.task, "train")
-    train = ws.datasets.examples(train_info.dataset_id) if train_info else None
-    return run_buckets(task, gold, ws.runs.predictions(run_id), train, seen=seen_examples(run.metrics))
+    """The run's buckets as kept in the workspace (computed and kept the first time)."""
+    return run_buckets_kept(shared_workspace(path).cursor(), run_id)
 
 
 @st.cache_data(max_entries=32, show_spinner="Bucketing the run…")
@@ -58,7 +52,10 @@ def compute_slices(path: str, run_id: int, slices: tuple[tuple[str, str], ...]) 
             indices[name] = ws.slices.indices(run.dataset_id, predicate)
         except SliceError as exc:
             indices[name] = str(exc)
-    return slice_scores(run_evaluation_cached(path, run_id), slices, indices)
+    evaluation = run_evaluation_cached(path, run_id)
+    if evaluation is None:
+        return []
+    return slice_scores(evaluation, slices, indices)
 
 
 @st.cache_data(max_entries=64, show_spinner="Scoring the slices…")

@@ -125,7 +125,7 @@ class RunStore:
 
     def delete(self, run_id: int) -> None:
         with self.db.transaction():
-            for table in ("errors", "predictions", "runs"):
+            for table in ("run_derived", "errors", "predictions", "runs"):
                 self.db.execute(f"DELETE FROM {table} WHERE run_id=?", [run_id])
 
     # ------------------------------------------------------------------ error analysis queries

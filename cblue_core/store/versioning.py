@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .annotations import ANNOTATION_DDL
 from .database import Database
 from .errors import WorkspaceError
-from .schema import DDL, DEFAULT_DATASETS_DDL, SCHEMA_VERSION
+from .schema import DDL, DEFAULT_DATASETS_DDL, RUN_DERIVED_DDL, SCHEMA_VERSION
 
 APP_MARKER = "cblue-studio"
 
@@ -93,8 +93,14 @@ def _v3_to_v4(db: Database) -> None:
                "SELECT task, split, min(dataset_id) FROM datasets GROUP BY task, split")
 
 
+def _v4_to_v5(db: Database) -> None:
+    """Version 5 keeps what pages derive from a run (``run_derived``); older runs have no rows
+    and derive theirs at first need."""
+    db.execute(RUN_DERIVED_DDL)
+
+
 # from-version -> the step to the next version; each step runs inside the migration's transaction.
-MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 
 
 def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
@@ -143,9 +149,9 @@ def migrate(db: Database, from_version: int) -> None:
 
 
 def _before_v3(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
-    """The tables of schemas 1 and 2: the current ones without datasets.line_ending (version 3)
-    and default_datasets (version 4)."""
-    out = {t: c for t, c in columns.items() if t != "default_datasets"}
+    """The tables of schemas 1 and 2: the current ones without datasets.line_ending (version 3),
+    default_datasets (version 4) and run_derived (version 5)."""
+    out = {t: c for t, c in columns.items() if t not in ("default_datasets", "run_derived")}
     out["datasets"] = [c for c in columns.get("datasets", []) if c[0] != "line_ending"]
     return out
 

@@ -15,6 +15,7 @@ import duckdb
 from .annotations import AnnotationStore
 from .database import Database
 from .datasets import DatasetStore
+from .derived import DerivedStore
 from .errors import WorkspaceError, WorkspaceLocked
 from .resources import ResourceStore
 from .runs import RunStore
@@ -74,6 +75,7 @@ class Workspace:
         self.datasets = DatasetStore(db)
         self.resources = ResourceStore(db)
         self.runs = RunStore(db)
+        self.derived = DerivedStore(db)
         self.slices = SliceStore(db, self.datasets)
         self.annotations = AnnotationStore(db, self.datasets, self.resources)
 

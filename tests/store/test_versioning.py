@@ -44,16 +44,23 @@ def test_version_1_workspace_is_migrated_keeping_its_data(tmp_path, cmeee_file):
     assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
 
 
+def as_written_by(ws, path, version: int, *undo: str) -> None:
+    """Make ``ws`` what schema ``version`` wrote (``undo``: drop what later versions added), close
+    it, and check that read-only mode refuses it until it is migrated."""
+    for sql in undo:
+        ws.db.execute(sql)
+    ws.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(version)])
+    ws.close()
+    with pytest.raises(WorkspaceError, match=f"older schema {version}"):
+        connect(path, read_only=True)
+
+
 def test_version_2_workspace_gains_the_line_ending_column(tmp_path, cmeee_file):
     path = tmp_path / "v2.duckdb"
     ws = connect(path)
     ingest_file(ws, cmeee_file)
-    # what version 2 wrote: no datasets.line_ending
-    ws.db.execute("ALTER TABLE datasets DROP COLUMN line_ending")
-    ws.db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-    ws.close()
-    with pytest.raises(WorkspaceError, match="older schema 2"):
-        connect(path, read_only=True)
+    as_written_by(ws, path, 2, "ALTER TABLE datasets DROP COLUMN line_ending", "DROP TABLE default_datasets",
+                  "DROP TABLE run_derived")
     ws = connect(path)
     did = ws.datasets.all()[0].dataset_id
     assert [d.records for d in ws.datasets.all()] == [3]
@@ -74,6 +81,7 @@ def test_version_3_workspace_keeps_its_first_dataset_of_each_split_as_the_defaul
     latest = ingest_file(ws, other, task="CMeEE", split="dev").result.dataset_id
     # what version 3 wrote: no default_datasets (the latest dataset of a split opened)
     ws.db.execute("DROP TABLE default_datasets")
+    ws.db.execute("DROP TABLE run_derived")
     ws.db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     ws.close()
     ws = connect(path)
@@ -81,6 +89,20 @@ def test_version_3_workspace_keeps_its_first_dataset_of_each_split_as_the_defaul
     assert ws.db.rows("SELECT task, split, dataset_id FROM default_datasets") == [("CMeEE", "dev", first)]
     ws.close()
     assert marker(path)["schema_version"] == str(SCHEMA_VERSION)
+
+
+def test_version_4_workspace_gains_the_derived_data_table(tmp_path, cmeee_file):
+    path = tmp_path / "v4.duckdb"
+    ws = connect(path)
+    ingest_file(ws, cmeee_file)
+    did = ws.datasets.all()[0].dataset_id
+    run = ws.runs.create(did, "r", source="test", predictions=[], metrics={})
+    as_written_by(ws, path, 4, "DROP TABLE run_derived")
+    ws = connect(path)
+    assert [r.run_id for r in ws.runs.all()] == [run] and ws.derived.kinds(run) == {}
+    assert ws.derived.put(run, "buckets", "v", "[]")
+    ws.close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": "5"} and SCHEMA_VERSION == 5
 
 
 def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
@@ -95,13 +117,14 @@ def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
 
 def test_unmarked_workspace_with_the_older_tables_is_adopted_and_migrated(tmp_path):
     """A workspace written before the marker existed has the tables of schema 1 (no
-    datasets.line_ending): adopted, then migrated."""
+    datasets.line_ending, no default_datasets, no run_derived): adopted, then migrated."""
     path = tmp_path / "unmarked_v1.duckdb"
     connect(path).close()
     con = duckdb.connect(str(path))
     con.execute("DELETE FROM meta")
     con.execute("ALTER TABLE datasets DROP COLUMN line_ending")
     con.execute("DROP TABLE default_datasets")
+    con.execute("DROP TABLE run_derived")
     con.close()
     with pytest.raises(WorkspaceError, match="older schema 2"):
         connect(path, read_only=True)
