@@ -26,12 +26,12 @@ from tests.conftest import ROOT, SAMPLE_DATA
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
-    """CMeEE and CHIP-CTC sample splits with one imported dev run each."""
+    """CMeEE, CMeIE and CHIP-CTC sample splits with one imported dev run each."""
     path = tmp_path_factory.mktemp("derived") / "template.duckdb"
     ws = connect(path)
-    ingest_paths(ws, [SAMPLE_DATA / "cblue/CMeEE", SAMPLE_DATA / "cblue/CHIP-CTC"])
+    ingest_paths(ws, [SAMPLE_DATA / "cblue/CMeEE", SAMPLE_DATA / "cblue/CMeIE", SAMPLE_DATA / "cblue/CHIP-CTC"])
     runs = {}
-    for task in ("CMeEE", "CHIP-CTC"):
+    for task in ("CMeEE", "CMeIE", "CHIP-CTC"):
         did = ws.datasets.find(task, "dev").dataset_id
         runs[task] = import_run(ws, did, SAMPLE_DATA / f"cblue/{task}/{task}_dev.pred.json", name=task).run_id
     ws.close()
@@ -60,13 +60,15 @@ def buckets_from_records(ws, run_id):
                        ws.datasets.examples(train.dataset_id))
 
 
-@pytest.mark.parametrize("task", ["CMeEE", "CHIP-CTC"])
-def test_buckets_are_computed_once_and_read_back_equal(db, computed, task):
+@pytest.mark.parametrize(("task", "train_feature"), [("CMeEE", "training frequency"),
+                                                     ("CMeIE", "triple in the train split"),
+                                                     ("CHIP-CTC", "gold label training frequency")])
+def test_buckets_are_computed_once_and_read_back_equal(db, computed, task, train_feature):
     path, runs = db
     ws = connect(path)
     first = derived.run_buckets_kept(ws, runs[task])
     assert first == buckets_from_records(ws, runs[task])      # the query's train statistics agree
-    assert any("training frequency" in b.feature for b in first)
+    assert any(b.feature == train_feature for b in first)
     again = derived.run_buckets_kept(ws, runs[task])
     assert computed["buckets"]["n"] == 1 and again == first
     assert list(ws.derived.kinds(runs[task])) == ["buckets"]
