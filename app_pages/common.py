@@ -338,12 +338,13 @@ def load_model(path, task: str, device: str):
 
 @st.cache_data(max_entries=32, show_spinner="Scoring the run…")
 def run_evaluation_cached(path: str, run_id: int):
-    """A stored run re-scored once per process (per-example statistics for slices, buckets,
-    comparisons); runs never change after they are stored. Data, so ``cache_data``: each caller
-    gets its own copy and cannot change what another session reads."""
-    from cblue_core.runs import run_evaluation
+    """A stored run's evaluation with its per-example statistics (slices, comparisons), without
+    error rows; None when there is no such run. Scored once per run and kept in the workspace
+    (:mod:`cblue_core.derived`): runs never change after they are stored. Data, so
+    ``cache_data``: each caller gets its own copy and cannot change what another session reads."""
+    from cblue_core.derived import run_evaluation_kept
 
-    return run_evaluation(shared_workspace(path).cursor(), run_id)
+    return run_evaluation_kept(shared_workspace(path).cursor(), run_id)
 
 
 def pick_run(ws: Workspace, key: str, label: str = "Run", param: str = Param.RUN):

@@ -30,8 +30,13 @@ apart.
 ``py-spy record -f raw`` on the server; the raw stacks go to ``test-output/pyspy/`` and the
 hottest frames of ``app_pages/`` and ``cblue_core/`` are printed.
 
+``--cold``: instead, every page and Errors tab opened as the first page of a fresh server
+(``bench/cold_opens.py``), on the real-size workspace or ``--db FILE``; ``--rounds`` times each
+(round 1 may derive and keep what later rounds read); ``--profile`` samples the last round.
+
     python bench/browser_pages.py [--repeats N] [--only SCENARIO] [--workspace sample|real]
                                   [--profile] [--rebuild]
+    python bench/browser_pages.py --cold [--db FILE] [--rounds N] [--only TEXT] [--profile]
 """
 from __future__ import annotations
 
@@ -148,15 +153,17 @@ def free_port() -> int:
 
 
 class Server:
-    """`streamlit run app.py` on ``db``, as tests/browser/conftest.py starts it."""
+    """`streamlit run app.py` (or ``script``) on ``db``, as tests/browser/conftest.py starts it (on
+    ``port``, or a free one)."""
 
-    def __init__(self, db: Path, log: Path, extra: list[str]) -> None:
-        self.url = f"http://127.0.0.1:{free_port()}"
+    def __init__(self, db: Path, log: Path, extra: list[str], port: int | None = None,
+                 script: str = "app.py") -> None:
+        self.url = f"http://127.0.0.1:{port or free_port()}"
         env = dict(os.environ, CBLUE_STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
                    HF_HUB_OFFLINE="1")
         self.log = open(log, "w")  # noqa: SIM115 - open for the server's lifetime
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
+            [sys.executable, "-m", "streamlit", "run", script, "--server.headless=true",
              f"--server.port={self.url.rsplit(':', 1)[1]}", "--server.address=127.0.0.1",
              "--server.fileWatcherType=none", "--server.runOnSave=false", *extra],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
@@ -520,6 +527,11 @@ def main() -> None:
     parser.add_argument("--workspace", choices=["sample", "real"], action="append",
                         help="only this workspace (default: both)")
     parser.add_argument("--profile", action="store_true", help="py-spy each real-size step that misses its target")
+    parser.add_argument("--cold", action="store_true", help="cold opens: a fresh server for every page open")
+    parser.add_argument("--db", type=Path, help="--cold: this workspace (a copy: the servers lock it)")
+    parser.add_argument("--rounds", type=int, default=2, help="--cold: times each page is opened cold")
+    parser.add_argument("--script", default="serve.py",
+                        help="--cold: the script `streamlit run` starts (serve.py imports the pages first)")
     parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                         help="extra `streamlit run` option for an experiment, e.g. "
                              "--server-arg=--runner.postScriptGC=false (repeatable)")
@@ -527,6 +539,9 @@ def main() -> None:
     chromium = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
     if chromium is None:
         raise SystemExit("no chromium on this machine: apt-get install chromium fonts-noto-cjk")
+    if args.cold:
+        cold(args, chromium)
+        return
     kinds = args.workspace or ["sample", "real"]
     shared = shared_cblue()
     if "real" in kinds and shared is None:
@@ -561,6 +576,27 @@ def main() -> None:
     misses = print_table(results, COLUMNS, target)
     print(f"{len(misses)} warm figures over their target at real size")
     print(json.dumps({**results, "misses": misses}, ensure_ascii=False))
+
+
+def cold(args, chromium: str) -> None:
+    from cold_opens import measure_cold, print_cold
+    from playwright.sync_api import sync_playwright
+    db = args.db
+    if db is None:
+        shared = shared_cblue()
+        if shared is None:
+            raise SystemExit("no shared/cblue folder for the real-size workspace: give --db FILE")
+        db = REAL_DB
+        real_workspace(shared, db, args.rebuild)
+    OUTPUT.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True,
+                                     args=["--no-sandbox", "--disable-dev-shm-usage"])
+        results = measure_cold(browser, db, args.rounds, args.only, args.profile, args.script)
+        browser.close()
+    misses = print_cold(results, args.rounds)
+    print(f"{len(misses)} cold opens of the last round over {OPEN_TARGET_S} s")
+    print(json.dumps({"cold": results, "misses": misses}, ensure_ascii=False))
 
 
 if __name__ == "__main__":

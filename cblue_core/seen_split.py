@@ -120,3 +120,10 @@ def part_indices(ws: Workspace, dataset_id: int, seen_runs: Sequence[int], seen:
     ``seen_runs`` define it (their union; check :func:`seen_split` is known first)."""
     inside = set(ws.runs.seen_indices(seen_runs))
     return sorted(inside) if seen == "seen" else [i for i in ws.datasets.indices(dataset_id) if i not in inside]
+
+
+def seen_set(ws: Workspace, run_id: int) -> frozenset[int] | None:
+    """The run's examples in its model's training records, as stored with the run; None when its
+    model declares none (or they are not settled yet)."""
+    ts = ws.runs.training_sets([run_id]).get(run_id)
+    return frozenset(ws.runs.seen_indices([run_id])) if ts is not None and ts.declared else None

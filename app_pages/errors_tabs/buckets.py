@@ -11,6 +11,7 @@ from app_pages.common import db_path, md
 from app_pages.errors_tabs import derived
 from app_pages.errors_tabs.state import seen_filter
 from app_pages.keys import Errors as K
+from cblue_core import seen_split
 from cblue_core.analysis.buckets import LABEL_SCORERS
 from cblue_core.tasks import get_task
 
@@ -22,7 +23,7 @@ def render(ws, run) -> None:
         st.info("Bucketed analysis covers span, relation and label tasks.")
         return
     metric = "accuracy" if get_task(run.task).scorer in LABEL_SCORERS else "F1"
-    seen_set = derived.run_seen_set(ws, run.run_id)
+    seen_set = seen_split.seen_set(ws, run.run_id)
     train_note = ("Training-set features from the workspace's train split." if has_train else
                   "No train split in the workspace: frequency, consistency and train-overlap buckets are off.")
     seen_note = ("“In the model's training records”: examples whose text the model was trained on (seen) "

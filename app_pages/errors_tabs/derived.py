@@ -1,9 +1,11 @@
-"""What the Errors page derives from a run, computed once and cached: the run's per-example
-statistics, its buckets and its slice scores (its scores on corrected gold: :mod:`app_pages.rescoring`).
+"""What the Errors page derives from a run: the run's per-example statistics, its buckets and
+its slice scores (its scores on corrected gold: :mod:`app_pages.rescoring`).
 
-Runs never change once stored, so a run's derived data is keyed by the workspace file and the
-run id. ``st.cache_data`` returns
-copies, so what is cached here is small: bucket and slice rows, error-change summaries.
+Runs never change once stored: the buckets and the per-example statistics are computed once per
+run and kept in the workspace (:mod:`cblue_core.derived`), so a restarted server reads them
+instead of deriving them again; ``st.cache_data`` then keeps them per process, keyed by the
+workspace file and the run id. It returns copies, so what is cached here is small: bucket and
+slice rows, error-change summaries.
 """
 from __future__ import annotations
 
@@ -13,38 +15,18 @@ import streamlit as st
 
 from app_pages.charts import bucket_figure
 from app_pages.common import run_evaluation_cached, session_cursor, shared_workspace
-from cblue_core.analysis.buckets import BucketScore, bucket_kind, run_buckets
+from cblue_core.analysis.buckets import BucketScore
 from cblue_core.analysis.slices import SliceScore, slice_scores
+from cblue_core.derived import run_buckets_kept
 from cblue_core.seen_split import part_indices
 from cblue_core.store.error_selection import Seen
 from cblue_core.store.slices import SliceError
-from cblue_core.tasks import get_task
 
 
 def compute_buckets(path: str, run_id: int, seen: Seen | None = None) -> list[BucketScore]:
-    """``seen``: only the examples in (or out of) the run's training records."""
-    ws = shared_workspace(path).cursor()
-    run = ws.runs.get(run_id)
-    if run is None:
-        return []
-    task, gold = get_task(run.task), ws.datasets.examples(run.dataset_id)
-    if bucket_kind(task, gold) is None:     # e.g. CHIP-CDN terms: no predictions, no train split read
-        return []
-    train_info = ws.datasets.find(run.task, "train")
-    train = ws.datasets.examples(train_info.dataset_id) if train_info else None
-    pred = ws.runs.predictions(run_id)
-    seen_set = run_seen_set(ws, run_id)
-    if seen is not None:
-        keep = set(part_indices(ws, run.dataset_id, (run_id,), seen))
-        gold, pred = [g for g in gold if g.index in keep], [p for p in pred if p.index in keep]
-    return run_buckets(task, gold, pred, train, seen=seen_set)
-
-
-def run_seen_set(ws, run_id: int) -> frozenset[int] | None:
-    """The run's examples in its model's training records, as stored with the run; None when its
-    model declares none (or they are not settled yet)."""
-    ts = ws.runs.training_sets([run_id]).get(run_id)
-    return frozenset(ws.runs.seen_indices([run_id])) if ts is not None and ts.declared else None
+    """The run's buckets as kept in the workspace (computed and kept the first time); ``seen``:
+    only the examples in (or out of) the run's training records."""
+    return run_buckets_kept(shared_workspace(path).cursor(), run_id, seen)
 
 
 @st.cache_data(max_entries=32, show_spinner="Bucketing the run…")
@@ -78,7 +60,10 @@ def compute_slices(path: str, run_id: int, slices: tuple[tuple[str, str], ...],
             indices[name] = str(exc)
         else:
             indices[name] = found if keep is None else [i for i in found if i in keep]
-    return slice_scores(run_evaluation_cached(path, run_id), slices, indices)
+    evaluation = run_evaluation_cached(path, run_id)
+    if evaluation is None:
+        return []
+    return slice_scores(evaluation, slices, indices)
 
 
 @st.cache_data(max_entries=64, show_spinner="Scoring the slices…")

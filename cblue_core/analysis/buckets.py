@@ -22,8 +22,8 @@ score to speak of (F1 0 over n=0).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -54,9 +54,11 @@ class BucketScore:
 
 @dataclass
 class TrainIndex:
-    """Mention statistics of a training split: how often, and with which labels."""
+    """Mention statistics of a training split: how often, and with which labels; and how often
+    each example label occurs (classification and pair tasks)."""
 
     labels: dict[str, Counter]
+    example_labels: Counter = field(default_factory=Counter)
 
     @classmethod
     def build(cls, train: list[Example]) -> TrainIndex:
@@ -67,7 +69,17 @@ class TrainIndex:
             for t in ex.turns:
                 for s in t.spans:
                     labels[s.text][s.type] += 1
-        return cls(dict(labels))
+        return cls(dict(labels), Counter(ex.label for ex in train))
+
+    @classmethod
+    def from_counts(cls, mentions: Iterable[tuple[str, str, int]],
+                    example_labels: Mapping[str | None, int]) -> TrainIndex:
+        """From counts a query gave ((mention, type, n) of the gold spans; n per example label),
+        without decoding the split's records (1.8 s for CMeEE's 15,000)."""
+        labels: dict[str, Counter] = defaultdict(Counter)
+        for mention, label, n in mentions:
+            labels[mention][label] += n
+        return cls(dict(labels), Counter(example_labels))
 
     def frequency(self, mention: str) -> int:
         c = self.labels.get(mention)
@@ -175,11 +187,11 @@ class _Counts:
         return out
 
 
-def span_buckets(gold: list[Example], pred: list[Example], train: list[Example] | None = None,
+def span_buckets(gold: list[Example], pred: list[Example], train: list[Example] | TrainIndex | None = None,
                  n_boot: int = 300, seed: int = 0, seen: frozenset[int] | None = None) -> list[BucketScore]:
     """Bucket scores of span extraction (exact (start, end, type) matches); ``seen``: the
     indices of the examples in the model's training records (None: unknown)."""
-    index = TrainIndex.build(train) if train else None
+    index = train if isinstance(train, TrainIndex) else TrainIndex.build(train) if train else None
     counts = _Counts(len(gold))
     example_features = {**EXAMPLE_FEATURES, **_seen_features(seen)}
     for i, (g, p) in enumerate(zip(gold, pred)):
@@ -260,12 +272,13 @@ def relation_buckets(gold: list[Example], pred: list[Example], train: list[Examp
     return counts.scores(n_boot, seed)
 
 
-def label_buckets(gold: list[Example], pred: list[Example], train: list[Example] | None = None,
+def label_buckets(gold: list[Example], pred: list[Example], train: list[Example] | TrainIndex | None = None,
                   n_boot: int = 300, seed: int = 0, seen: frozenset[int] | None = None) -> list[BucketScore]:
     """Accuracy per bucket for classification and pair tasks (text length; label frequency in
     the training set; with ``seen``, the model's training records). ``f1`` holds the accuracy:
     one item per example, tp = correct."""
-    freq = Counter(ex.label for ex in train) if train else None
+    freq = (train.example_labels or None if isinstance(train, TrainIndex)
+            else Counter(ex.label for ex in train) if train else None)
     features: dict[str, Callable[[Example], tuple[int, str] | None]] = {
         "text length": lambda ex: _cut(len(ex.text) + len(ex.text2), SENT_EDGES),
         "gold label training frequency": (lambda ex: _cut(freq.get(ex.label, 0), FREQ_EDGES)) if freq else (lambda ex: None),
@@ -302,13 +315,16 @@ def bucket_kind(task: TaskSpec, gold: list[Example]) -> str | None:
 
 
 def run_buckets(task: TaskSpec, gold: list[Example], pred: list[Example],
-                train: list[Example] | None = None, seen: frozenset[int] | None = None) -> list[BucketScore]:
+                train: list[Example] | TrainIndex | None = None, seen: frozenset[int] | None = None) -> list[BucketScore]:
     """The buckets that fit the task's gold (see :func:`bucket_kind`); ``seen`` adds the
-    seen/unseen feature."""
+    seen/unseen feature. Relation buckets need the train split's records; the others take its
+    :class:`TrainIndex` too (built from counts, without decoding the records)."""
     kind = bucket_kind(task, gold)
     if kind == "span":
         return span_buckets(gold, pred, train, seen=seen)
     if kind == "relation":
+        if isinstance(train, TrainIndex):
+            raise TypeError("relation buckets need the train split's records, not its TrainIndex")
         return relation_buckets(gold, pred, train, seen=seen, key=TRIPLE_KEYS.get(task.scorer, _plain))
     if kind == "label":
         return label_buckets(gold, pred, train, seen=seen)

@@ -132,7 +132,7 @@ class DatasetStore:
             for table in ("gold_spans", "gold_triples", "gold_terms", "examples", "annotation_events",
                           "gold_versions"):
                 self.db.execute(f"DELETE FROM {table} WHERE dataset_id=?", [dataset_id])
-            for table in ("predictions", "errors"):
+            for table in ("run_derived", "predictions", "errors"):
                 self.db.execute(f"DELETE FROM {table} WHERE run_id IN "
                                 "(SELECT run_id FROM runs WHERE dataset_id=?)", [dataset_id])
             self.db.execute("DELETE FROM runs WHERE dataset_id=?", [dataset_id])
@@ -321,6 +321,18 @@ class DatasetStore:
     def _example_columns(self, dataset_id: int) -> pa.Table:
         cols = ", ".join(EXAMPLE_COLUMNS)
         return self.db.arrow(f"SELECT {cols} FROM examples WHERE dataset_id=? ORDER BY idx", [dataset_id])
+
+    def mention_counts(self, dataset_id: int) -> list[tuple[str, str, int]]:
+        """(mention, type, n) over the split's gold spans as ingested, dialogue turns included:
+        the training-set statistics of the bucketed analysis, read without decoding records."""
+        return [(str(m), str(t), int(n)) for m, t, n in self.db.rows(
+            "SELECT mention, type, count(*) FROM gold_spans WHERE dataset_id=? AND version=0"
+            " AND mention IS NOT NULL GROUP BY ALL ORDER BY ALL", [dataset_id])]
+
+    def label_counts(self, dataset_id: int) -> dict[str | None, int]:
+        """{example label: n} over the split as ingested (None: examples without a label)."""
+        return {None if k is None else str(k): int(n) for k, n in self.db.rows(
+            "SELECT label, count(*) FROM examples WHERE dataset_id=? GROUP BY ALL", [dataset_id])}
 
     def stats(self, dataset_id: int) -> DatasetStats:
         from .stats import compute_stats

@@ -137,7 +137,7 @@ class RunStore:
     def delete(self, run_id: int) -> None:
         with self.db.transaction():
             training_sets.delete(self.db, run_id)
-            for table in ("errors", "predictions", "runs"):
+            for table in ("run_derived", "errors", "predictions", "runs"):
                 self.db.execute(f"DELETE FROM {table} WHERE run_id=?", [run_id])
 
     # ------------------------------------------------------------------ training sets (seen/unseen)

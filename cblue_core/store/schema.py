@@ -3,8 +3,24 @@
 # 1: the first schema; 2: the marker names the application (see versioning.py);
 # 3: datasets.line_ending (the line ending of the ingested file, written back by exports);
 # 4: default_datasets (which dataset of a task split everyone opens);
-# 5: run_training_sets and run_seen_examples (which examples of a run its model was trained on).
-SCHEMA_VERSION = 5
+# 5: run_training_sets and run_seen_examples (which examples of a run its model was trained on);
+# 6: run_derived (what the Errors page derives from a whole run, kept).
+SCHEMA_VERSION = 6
+
+# What pages derive from a whole run (bucket scores, per-example statistics...), computed once
+# and kept: a run never changes once stored, and deriving took seconds (the train split read,
+# the run re-scored). `version` names the code and inputs that produced the payload, so a
+# change of either makes the row stale (read as absent, then replaced). `payload` is typed
+# JSON (cblue_core.io.typed_json). Deleting a run deletes its rows.
+RUN_DERIVED_DDL = """
+CREATE TABLE IF NOT EXISTS run_derived (
+    run_id INTEGER NOT NULL,
+    kind VARCHAR NOT NULL,
+    version VARCHAR NOT NULL,
+    payload VARCHAR NOT NULL,
+    created_at TIMESTAMP DEFAULT current_timestamp
+);
+"""
 
 DDL = """
 CREATE SEQUENCE IF NOT EXISTS dataset_ids START 1;
@@ -165,7 +181,7 @@ CREATE TABLE IF NOT EXISTS slices (
     predicate VARCHAR NOT NULL,
     created_at TIMESTAMP DEFAULT current_timestamp
 );
-"""
+""" + RUN_DERIVED_DDL
 
 DEFAULT_DATASETS_DDL = """
 -- Which dataset of a task split opens by default, for every visitor: the first ingested, until

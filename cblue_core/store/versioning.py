@@ -25,7 +25,7 @@ from .annotations import ANNOTATION_DDL
 from .catalog import expected_catalog, foreign_objects, read_catalog
 from .database import Database
 from .errors import WorkspaceError
-from .schema import DDL, DEFAULT_DATASETS_DDL, SCHEMA_VERSION
+from .schema import DDL, DEFAULT_DATASETS_DDL, RUN_DERIVED_DDL, SCHEMA_VERSION
 from .training_sets import TRAINING_SET_TABLES, backfill_from_metrics
 
 APP_MARKER = "cblue-studio"
@@ -103,9 +103,15 @@ def _v4_to_v5(db: Database) -> None:
     backfill_from_metrics(db)
 
 
+def _v5_to_v6(db: Database) -> None:
+    """Version 6 keeps what pages derive from a run (``run_derived``); older runs have no rows
+    and derive theirs at first need."""
+    db.execute(RUN_DERIVED_DDL)
+
+
 # from-version -> the step to the next version; each step runs inside the migration's transaction.
 MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
-                                                      4: _v4_to_v5}
+                                                      4: _v4_to_v5, 5: _v5_to_v6}
 
 
 def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
@@ -171,9 +177,14 @@ def migrate(db: Database, from_version: int) -> None:
         _write_marker(db, SCHEMA_VERSION)
 
 
+def _before_v6(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
+    """The tables of schema 5: the current ones without run_derived."""
+    return {t: c for t, c in columns.items() if t != "run_derived"}
+
+
 def _before_v5(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
-    """The tables of schema 4: the current ones without the training-set tables."""
-    return {t: c for t, c in columns.items() if t not in TRAINING_SET_TABLES}
+    """The tables of schema 4: schema 5's without the training-set tables."""
+    return {t: c for t, c in _before_v6(columns).items() if t not in TRAINING_SET_TABLES}
 
 
 def _before_v4(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
@@ -191,8 +202,9 @@ def _before_v3(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tupl
 def _adopt(db: Database, where: str, read_only: bool) -> None:
     found = table_columns(db)
     expected = expected_columns()
-    version = (SCHEMA_VERSION if found == expected else 4 if found == _before_v5(expected)
-               else 3 if found == _before_v4(expected) else 2 if found == _before_v3(expected) else None)
+    version = (SCHEMA_VERSION if found == expected else 5 if found == _before_v6(expected)
+               else 4 if found == _before_v5(expected) else 3 if found == _before_v4(expected)
+               else 2 if found == _before_v3(expected) else None)
     if version is None:
         missing = sorted(set(expected) - set(found))
         differ = sorted(t for t in set(found) & set(expected) if found[t] != expected[t])

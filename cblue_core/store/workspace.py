@@ -17,6 +17,7 @@ from ..io.errors import short_error
 from .annotations import AnnotationStore
 from .database import Database
 from .datasets import DatasetStore
+from .derived import DerivedStore
 from .errors import WorkspaceError, WorkspaceLocked
 from .lockdown import locked_config
 from .resources import ResourceStore
@@ -84,6 +85,7 @@ class Workspace:
         self.datasets = DatasetStore(db)
         self.resources = ResourceStore(db)
         self.runs = RunStore(db)
+        self.derived = DerivedStore(db)
         self.slices = SliceStore(db, self.datasets)
         self.annotations = AnnotationStore(db, self.datasets, self.resources)
 

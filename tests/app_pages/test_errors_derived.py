@@ -1,20 +1,23 @@
 """The Errors page runs only the open tab, and derives each run's buckets, slice scores and
-corrected-gold scores once (spies count the computations; nothing is timed). Scores on
-corrected gold are recomputed when the gold changes."""
+corrected-gold scores once (spies count the computations; nothing is timed); the buckets and
+per-example statistics are kept in the workspace, so a restarted server does not derive them
+again. Scores on corrected gold are recomputed when the gold changes."""
 from __future__ import annotations
 
 import json
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from app_pages import rescoring
 from app_pages.errors_tabs import derived
+from cblue_core import derived as kept
 from cblue_core.annotation.model import Annotation
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.runs import import_run
 from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import APP
+from tests.app_pages.conftest import APP, count_calls
 from tests.app_pages.test_runs_errors_compare import SAMPLE_DATA
 
 
@@ -81,6 +84,22 @@ def test_derived_data_is_computed_once_per_run(db, spies):
         open_errors(db["run"], "buckets")
         open_errors(db["run"], "slices")
     assert spies["buckets"] == 1 and spies["slices"] == 1
+
+
+def test_a_restarted_server_reads_what_the_last_one_derived(db, monkeypatch):
+    buckets = count_calls(monkeypatch, kept, "run_buckets")
+    scoring = count_calls(monkeypatch, kept, "run_evaluation")
+    first = _figures(open_errors(db["run"], "buckets"))
+    open_errors(db["run"], "slices")
+    assert buckets["n"] == 1 and scoring["n"] == 1
+    # a new server process: no cached data, a new connection to the workspace file
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    again = _figures(open_errors(db["run"], "buckets"))
+    at = open_errors(db["run"], "slices")
+    assert buckets["n"] == 1 and scoring["n"] == 1
+    assert again == first
+    assert "nested" in at.dataframe[0].value["slice"].tolist()
 
 
 def test_corrected_gold_scores_follow_the_gold(db, spies):

@@ -18,12 +18,12 @@ from tests.browser.conftest import ROOT, _free_port, _prepare_workspace
 pytestmark = pytest.mark.browser
 
 
-def start_server(db, log_path) -> tuple[subprocess.Popen, str]:
+def start_server(db, log_path, script: str = "app.py") -> tuple[subprocess.Popen, str]:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
     env["CBLUE_STUDIO_DB"] = str(db)
     log = open(log_path, "w")  # noqa: SIM115 - open for the server's lifetime
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.headless=true",
                              f"--server.port={port}", "--server.address=127.0.0.1"],
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -45,16 +45,23 @@ def test_version_1_workspace_is_migrated_keeping_its_data(tmp_path, cmeee_file):
     assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
 
 
+def as_written_by(ws, path, version: int, *undo: str) -> None:
+    """Make ``ws`` what schema ``version`` wrote (``undo``: drop what later versions added), close
+    it, and check that read-only mode refuses it until it is migrated."""
+    for sql in undo:
+        ws.db.execute(sql)
+    ws.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(version)])
+    ws.close()
+    with pytest.raises(WorkspaceError, match=f"older schema {version}"):
+        connect(path, read_only=True)
+
+
 def test_version_2_workspace_gains_the_line_ending_column(tmp_path, cmeee_file):
     path = tmp_path / "v2.duckdb"
     ws = connect(path)
     ingest_file(ws, cmeee_file)
-    # what version 2 wrote: no datasets.line_ending
-    ws.db.execute("ALTER TABLE datasets DROP COLUMN line_ending")
-    ws.db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-    ws.close()
-    with pytest.raises(WorkspaceError, match="older schema 2"):
-        connect(path, read_only=True)
+    as_written_by(ws, path, 2, "ALTER TABLE datasets DROP COLUMN line_ending", "DROP TABLE default_datasets",
+                  "DROP TABLE run_derived", *(f"DROP TABLE {table}" for table in TRAINING_SET_TABLES))
     ws = connect(path)
     did = ws.datasets.all()[0].dataset_id
     assert [d.records for d in ws.datasets.all()] == [3]
@@ -77,6 +84,7 @@ def test_version_3_workspace_keeps_its_first_dataset_of_each_split_as_the_defaul
     ws.db.execute("DROP TABLE default_datasets")
     for table in TRAINING_SET_TABLES:       # schema 5's
         ws.db.execute(f"DROP TABLE {table}")
+    ws.db.execute("DROP TABLE run_derived")
     ws.db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     ws.close()
     ws = connect(path)
@@ -84,6 +92,20 @@ def test_version_3_workspace_keeps_its_first_dataset_of_each_split_as_the_defaul
     assert ws.db.rows("SELECT task, split, dataset_id FROM default_datasets") == [("CMeEE", "dev", first)]
     ws.close()
     assert marker(path)["schema_version"] == str(SCHEMA_VERSION)
+
+
+def test_version_5_workspace_gains_the_derived_data_table(tmp_path, cmeee_file):
+    path = tmp_path / "v5.duckdb"
+    ws = connect(path)
+    ingest_file(ws, cmeee_file)
+    did = ws.datasets.all()[0].dataset_id
+    run = ws.runs.create(did, "r", source="test", predictions=[], metrics={})
+    as_written_by(ws, path, 5, "DROP TABLE run_derived")
+    ws = connect(path)
+    assert [r.run_id for r in ws.runs.all()] == [run] and ws.derived.kinds(run) == {}
+    assert ws.derived.put(run, "buckets", "v", "[]")
+    ws.close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": "6"} and SCHEMA_VERSION == 6
 
 
 def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
@@ -98,7 +120,7 @@ def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
 
 def test_unmarked_workspace_with_the_older_tables_is_adopted_and_migrated(tmp_path):
     """A workspace written before the marker existed has the tables of schema 1 (no
-    datasets.line_ending): adopted, then migrated."""
+    datasets.line_ending, no default_datasets, no run_derived): adopted, then migrated."""
     path = tmp_path / "unmarked_v1.duckdb"
     connect(path).close()
     con = duckdb.connect(str(path))
@@ -107,6 +129,7 @@ def test_unmarked_workspace_with_the_older_tables_is_adopted_and_migrated(tmp_pa
     con.execute("DROP TABLE default_datasets")
     for table in TRAINING_SET_TABLES:       # schema 5's
         con.execute(f"DROP TABLE {table}")
+    con.execute("DROP TABLE run_derived")
     con.close()
     with pytest.raises(WorkspaceError, match="older schema 2"):
         connect(path, read_only=True)
@@ -182,7 +205,7 @@ def test_version_4_workspace_settles_the_training_sets_its_runs_recorded(tmp_pat
                                 metrics={"training_overlap": None})
     imported = ws.runs.create(did, "i", source="import", predictions=[], metrics={})
     older = ws.runs.create(did, "o", source="model", model="cmeee", predictions=[], metrics={})
-    for table in TRAINING_SET_TABLES:      # what version 4 had: no such tables
+    for table in (*TRAINING_SET_TABLES, "run_derived"):      # what version 4 had: no such tables
         ws.db.execute(f"DROP TABLE {table}")
     ws.db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     ws.close()
@@ -203,7 +226,7 @@ def test_unmarked_workspace_with_the_schema_4_tables_is_adopted_and_migrated(tmp
     connect(path).close()
     con = duckdb.connect(str(path))
     con.execute("DELETE FROM meta")
-    for table in TRAINING_SET_TABLES:
+    for table in (*TRAINING_SET_TABLES, "run_derived"):
         con.execute(f"DROP TABLE {table}")
     con.close()
     connect(path).close()
