@@ -108,13 +108,13 @@ def compute_buckets(ws: Workspace, run: RunInfo, only: Seen | None = None) -> li
     """The run's bucket scores; ``only``: on the examples in (or out of) its model's training
     records."""
     task, gold = get_task(run.task), ws.datasets.examples(run.dataset_id)
+    kind = bucket_kind(task, gold)
+    if kind is None:                        # e.g. CHIP-CDN terms: no predictions, no train split read
+        return []
     pred = ws.runs.predictions(run.run_id)
     if only is not None:
         keep = set(part_indices(ws, run.dataset_id, (run.run_id,), only))
         gold, pred = [g for g in gold if g.index in keep], [p for p in pred if p.index in keep]
-    kind = bucket_kind(task, gold)
-    if kind is None:                        # e.g. CHIP-CDN terms: no predictions, no train split read
-        return []
     train_id = _train_split(ws, run)
     train: list[Example] | TrainIndex | None = None
     if train_id is not None:
