@@ -430,6 +430,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     add_pretrain_parser(sub)  # pretrain
     from .scale.commands import build_parser_hooks as scale_parser_hooks
     scale_parser_hooks(sub)   # import-run
+    from .label_issues_command import build_parser_hooks as label_issues_hooks
+    label_issues_hooks(sub)   # label-issues
 
     t = sub.add_parser("tasks", help="list the supported tasks")
     t.add_argument("--json", action="store_true")
