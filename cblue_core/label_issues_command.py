@@ -7,15 +7,14 @@ the gold labels of a run's split that its class probabilities say are probably w
 
 ``--json`` prints ``{"issues": [{"idx", "key", "score", "reason", "given", "suggested"}],
 "excluded_training": n}``. The examples the run's model was trained on (the run's stored
-``training_overlap``) are left out. Exit codes: 0 ranked; 1 no such workspace or run, a task
-without one class per record, a run without class probabilities; 2 a usage error or a locked
-workspace.
+``training_overlap``) are left out. Exit codes: 0 ranked; 1 no such run, a task without one
+class per record, a run without class probabilities; 2 a usage error, or no such or a locked
+workspace (reported by :func:`cblue_core.cli.main`, like the other reading commands).
 """
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from .annotation.label_issues import RANKINGS, NoClassProbabilities, ProbabilitiesMissing, find_label_issues
@@ -37,22 +36,16 @@ def training_indices(metrics: dict[str, Any]) -> list[int] | None:
 
 def cmd_label_issues(run_id: int, *, top: int | None = None, rank_by: str = "self_confidence",
                      db: str | None = None, json_out: bool = False) -> int:
-    from .store.workspace import WorkspaceError, WorkspaceLocked, connect, default_db_path
+    from .cli import _open_existing  # the reading commands' opening: a typo creates no workspace
     from .tasks import get_task
 
     if top is not None and top < 1:
         return _say(json_out, 2, f"--top must be at least 1 (got {top})")
-    path = Path(db) if db else default_db_path()
-    if not path.is_file():   # a mistyped --db must not leave an empty workspace behind
-        return _say(json_out, 1, f"no workspace at {path} (create one with `ingest`, or start the app)")
-    try:
-        ws = connect(path)
-    except (WorkspaceLocked, WorkspaceError) as exc:
-        return _say(json_out, 2, str(exc))
+    ws = _open_existing(db)
     try:
         run = ws.runs.get(run_id)
         if run is None:
-            return _say(json_out, 1, f"no run {run_id} in {ws.path} (see `list`)")
+            return _say(json_out, 1, f"no run {run_id} in {ws.path} (`run` and `import-run` print run ids; the app shows them)")
         gold = ws.datasets.examples(run.dataset_id)
         predictions = ws.runs.predictions(run_id)
     finally:
@@ -83,7 +76,7 @@ def build_parser_hooks(subparsers) -> None:
     """Add the ``label-issues`` subcommand to an argparse subparsers object."""
     p = subparsers.add_parser("label-issues", help="gold labels a run's class probabilities say are probably "
                                                    "wrong (confident learning), most likely first")
-    p.add_argument("--run", type=int, required=True, help="run id (see `list`)")
+    p.add_argument("--run", type=int, required=True, help="run id (printed by `run` and `import-run`)")
     p.add_argument("--top", type=int, metavar="N", help="show the first N only")
     p.add_argument("--rank-by", choices=RANKINGS, default="self_confidence",
                    help="cleanlab's label quality score to rank by (default self_confidence)")

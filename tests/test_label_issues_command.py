@@ -95,6 +95,11 @@ def test_errors_are_one_line_and_json(workspace, capsys, run, message):
 
 
 def test_missing_workspace_is_refused(tmp_path, capsys):
-    assert main(["label-issues", "--run", "1", "--db", str(tmp_path / "none.duckdb")]) == 1
-    assert "no workspace at" in capsys.readouterr().err
+    assert main(["label-issues", "--run", "1", "--db", str(tmp_path / "none.duckdb"), "--json"]) == 2
+    assert "no workspace at" in json.loads(capsys.readouterr().out)["error"]
     assert not (tmp_path / "none.duckdb").exists()
+
+
+def test_top_below_one_is_a_usage_error(workspace, capsys):
+    assert main(["label-issues", "--run", str(workspace["model"]), "--db", workspace["db"], "--top", "0"]) == 2
+    assert "--top must be at least 1" in capsys.readouterr().err
