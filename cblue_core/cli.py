@@ -433,6 +433,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     scale_parser_hooks(sub)   # import-run
     from .errors_command import build_parser_hooks as errors_parser_hooks
     errors_parser_hooks(sub)  # errors
+    from .label_issues_command import build_parser_hooks as label_issues_hooks
+    label_issues_hooks(sub)   # label-issues
 
     t = sub.add_parser("tasks", help="list the supported tasks")
     t.add_argument("--json", action="store_true")
