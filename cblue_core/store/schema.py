@@ -1,8 +1,9 @@
 """The workspace schema. Every table and column the product stores is declared here."""
 
 # 1: the first schema; 2: the marker names the application (see versioning.py);
-# 3: datasets.line_ending (the line ending of the ingested file, written back by exports).
-SCHEMA_VERSION = 3
+# 3: datasets.line_ending (the line ending of the ingested file, written back by exports);
+# 4: response_cache (answers of LLM endpoints, store/responses.py).
+SCHEMA_VERSION = 4
 
 DDL = """
 CREATE SEQUENCE IF NOT EXISTS dataset_ids START 1;
@@ -146,6 +147,21 @@ CREATE TABLE IF NOT EXISTS slices (
     name VARCHAR PRIMARY KEY,
     task VARCHAR,
     predicate VARCHAR NOT NULL,
+    created_at TIMESTAMP DEFAULT current_timestamp
+);
+
+-- Answers of LLM endpoints (store/responses.py), written as each arrives so that a rerun of a
+-- killed run re-sends only the prompts without one. No address or API key is stored.
+CREATE TABLE IF NOT EXISTS response_cache (
+    cache_key VARCHAR PRIMARY KEY,   -- sha256 of (model, settings, prompt): responses.cache_key()
+    model VARCHAR NOT NULL,          -- the model name the endpoint serves
+    settings JSON,                   -- generation settings (mode, max_tokens, temperature)
+    prompt VARCHAR NOT NULL,
+    answer VARCHAR NOT NULL,
+    finish_reason VARCHAR,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_s DOUBLE,
     created_at TIMESTAMP DEFAULT current_timestamp
 );
 """

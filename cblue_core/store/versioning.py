@@ -85,8 +85,13 @@ def _v2_to_v3(db: Database) -> None:
     db.execute("ALTER TABLE datasets ADD COLUMN IF NOT EXISTS line_ending VARCHAR")
 
 
+def _v3_to_v4(db: Database) -> None:
+    """Version 4 adds the response cache of LLM endpoints (empty: nothing was cached before)."""
+    db.execute(DDL)   # CREATE ... IF NOT EXISTS: only response_cache is new
+
+
 # from-version -> the step to the next version; each step runs inside the migration's transaction.
-MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
@@ -135,8 +140,9 @@ def migrate(db: Database, from_version: int) -> None:
 
 
 def _before_v3(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
-    """The tables of schemas 1 and 2: the current ones without datasets.line_ending."""
-    out = dict(columns)
+    """The tables of schemas 1 and 2: the current ones without datasets.line_ending (3) and
+    response_cache (4)."""
+    out = {t: c for t, c in columns.items() if t != "response_cache"}
     out["datasets"] = [c for c in columns.get("datasets", []) if c[0] != "line_ending"]
     return out
 

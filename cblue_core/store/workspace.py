@@ -17,6 +17,7 @@ from .database import Database
 from .datasets import DatasetStore
 from .errors import WorkspaceError, WorkspaceLocked
 from .resources import ResourceStore
+from .responses import ResponseStore
 from .runs import RunStore
 from .slices import SliceStore
 from .versioning import prepare_workspace
@@ -76,6 +77,7 @@ class Workspace:
         self.runs = RunStore(db)
         self.slices = SliceStore(db, self.datasets)
         self.annotations = AnnotationStore(db, self.datasets, self.resources)
+        self.responses = ResponseStore(db)
 
     @property
     def path(self) -> Path | None:

@@ -61,7 +61,24 @@ def test_version_2_workspace_gains_the_line_ending_column(tmp_path, cmeee_file):
     ingest_file(ws, cmeee_file, split="train")         # new ingests record it
     assert [ws.datasets.line_ending(d.dataset_id) for d in ws.datasets.all()][-1] == "lf"
     ws.close()
-    assert marker(path) == {"app": APP_MARKER, "schema_version": "3"} and SCHEMA_VERSION == 3
+    assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
+
+
+def test_version_3_workspace_gains_the_response_cache(tmp_path, cmeee_file):
+    path = tmp_path / "v3.duckdb"
+    ws = connect(path)
+    ingest_file(ws, cmeee_file)
+    # what version 3 wrote: no response_cache table
+    ws.db.execute("DROP TABLE response_cache")
+    ws.db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    ws.close()
+    with pytest.raises(WorkspaceError, match="older schema 3"):
+        connect(path, read_only=True)
+    ws = connect(path)
+    assert [d.records for d in ws.datasets.all()] == [3]
+    assert ws.responses.count() == 0
+    ws.close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": "4"} and SCHEMA_VERSION == 4
 
 
 def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
@@ -82,6 +99,7 @@ def test_unmarked_workspace_with_the_older_tables_is_adopted_and_migrated(tmp_pa
     con = duckdb.connect(str(path))
     con.execute("DELETE FROM meta")
     con.execute("ALTER TABLE datasets DROP COLUMN line_ending")
+    con.execute("DROP TABLE response_cache")
     con.close()
     with pytest.raises(WorkspaceError, match="older schema 2"):
         connect(path, read_only=True)
