@@ -55,8 +55,8 @@ def _record(ex: Example, context: Example) -> dict[str, Any]:
 def _promptcblue(gold: Example | None, pred: Example) -> LlmVerdict:
     context = gold or pred
     if not (context.label or context.meta.get("task_dataset")):
-        return LlmVerdict(notes=["no PromptCBLUE sub-task is known for a typed prompt: the answer is "
-                                 "shown as it came"])
+        return LlmVerdict(notes=[("no PromptCBLUE sub-task is known for a typed prompt: the answer is "
+                                 "shown as it came")])
     got = parse_record(_record(pred, context), strict=False)
     notes = [f"parse: {i.reason}" for i in got.failures]
     if gold is None:
@@ -90,8 +90,8 @@ def _climedbench(gold: Example | None, pred: Example) -> LlmVerdict:
             items.append(AnswerItem(gold.target, MISSED))
         note = [f"Kendall tau {s['score']:.2f}"] if s["metric"] == "kendall_tau" and s["score"] is not None else []
         return LlmVerdict(items, correct=right, score=s["score"], notes=note)
-    return LlmVerdict([], score=s["score"], notes=[f"free-text answer: {s['metric']} {s['score'] or 0:.2f} "
-                                                   "against the reference"])
+    return LlmVerdict([], score=s["score"], notes=[(f"free-text answer: {s['metric']} {s['score'] or 0:.2f} "
+                                                   "against the reference")])
 
 
 JUDGES: dict[str, Callable[[Example | None, Example], LlmVerdict]] = {
