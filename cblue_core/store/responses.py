@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import duckdb
 
 from .database import Database
 
@@ -51,13 +53,35 @@ class ResponseStore:
 
     def put(self, key: str, model: str, settings: Mapping[str, Any], prompt: str,
             response: CachedResponse) -> None:
-        """Store one answer; committed when this returns (DuckDB autocommits a statement)."""
-        self.db.execute(
-            "INSERT OR REPLACE INTO response_cache (cache_key, model, settings, prompt, answer,"
-            " finish_reason, prompt_tokens, completion_tokens, latency_s) VALUES (?,?,?,?,?,?,?,?,?)",
-            [key, model, json.dumps(dict(settings), sort_keys=True), prompt, response.answer,
-             response.finish_reason, response.prompt_tokens, response.completion_tokens,
-             response.latency_s])
+        """Store one answer; committed when this returns (DuckDB autocommits a statement). A key
+        already stored (another session answered the same prompt meanwhile) keeps its answer."""
+        try:
+            # A plain INSERT: DuckDB's upserts (OR REPLACE, ON CONFLICT) cost ten times as much
+            # per row, and a run only puts keys it did not find.
+            self.db.execute(
+                "INSERT INTO response_cache (cache_key, model, settings, prompt, answer, finish_reason,"
+                " prompt_tokens, completion_tokens, latency_s) VALUES (?,?,?,?,?,?,?,?,?)",
+                [key, model, json.dumps(dict(settings), sort_keys=True), prompt, response.answer,
+                 response.finish_reason, response.prompt_tokens, response.completion_tokens,
+                 response.latency_s])
+        except duckdb.ConstraintException:
+            pass
+
+    def put_many(self, rows: Sequence[tuple[str, str, Mapping[str, Any], str, CachedResponse]]) -> None:
+        """Store several answers (key, model, settings, prompt, response) in one commit; a key
+        already stored keeps its answer."""
+        if not rows:
+            return
+        values = [[key, model, json.dumps(dict(settings), sort_keys=True), prompt, r.answer, r.finish_reason,
+                   r.prompt_tokens, r.completion_tokens, r.latency_s] for key, model, settings, prompt, r in rows]
+        try:
+            with self.db.transaction():
+                self.db.con.executemany(
+                    "INSERT INTO response_cache (cache_key, model, settings, prompt, answer, finish_reason,"
+                    " prompt_tokens, completion_tokens, latency_s) VALUES (?,?,?,?,?,?,?,?,?)", values)
+        except duckdb.ConstraintException:   # rolled back: one at a time, skipping the stored keys
+            for row in rows:
+                self.put(*row)
 
     def count(self, model: str | None = None) -> int:
         if model is None:

@@ -1,5 +1,6 @@
 """Send many prompts to one endpoint: at most ``max_concurrency`` requests in flight, every
-answer stored in the response cache before it is used, the cached ones not sent at all.
+answer committed to the response cache as it arrives (by a writer thread, so that a commit never
+holds up the requests) and before the run uses any, the cached ones not sent at all.
 
 A prompt whose request still fails after the client's retries (and, for a malformed answer,
 the runner's own) gets one failure line and no answer; the caller scores it as an empty
@@ -105,6 +106,24 @@ async def run_prompts_async(cfg: EndpointConfig, prompts: Sequence[str], *, cach
     if own:
         client = _async_client(cfg)
 
+    # Answers are committed by one writer off the event loop (a commit waits on the disk), each as
+    # soon as it is free: one at a time when answers are slow, in small batches when they are fast.
+    writes: asyncio.Queue[tuple[str, str, dict[str, Any], str, CachedResponse] | None] = asyncio.Queue()
+
+    async def writer() -> None:
+        assert cache is not None
+        while (first := await writes.get()) is not None:
+            batch, last = [first], False
+            while not writes.empty() and not last:
+                item = writes.get_nowait()
+                if item is None:
+                    last = True
+                else:
+                    batch.append(item)
+            await asyncio.to_thread(cache.put_many, batch)
+            if last:
+                return
+
     async def worker() -> None:
         while True:
             try:
@@ -115,17 +134,21 @@ async def run_prompts_async(cfg: EndpointConfig, prompts: Sequence[str], *, cach
             if result.answer is not None:
                 stats.sent += 1
                 stats.sent_completion_tokens += result.answer.completion_tokens or 0
-                if cache is not None:   # stored before anything uses it
+                if cache is not None:
                     a = result.answer
-                    cache.put(k, cfg.model, cfg.settings, todo[k], CachedResponse(
-                        a.text, a.finish_reason, a.prompt_tokens, a.completion_tokens, a.latency_s))
+                    writes.put_nowait((k, cfg.model, cfg.settings, todo[k], CachedResponse(
+                        a.text, a.finish_reason, a.prompt_tokens, a.completion_tokens, a.latency_s)))
             answers[k] = result
             if progress is not None:
                 progress(positions[k])
 
+    writing = asyncio.create_task(writer()) if cache is not None and todo else None
     try:
         await asyncio.gather(*(worker() for _ in range(min(cfg.max_concurrency, len(todo)))))
     finally:
+        if writing is not None:   # every answer is committed before the run uses any
+            writes.put_nowait(None)
+            await writing
         if own:
             await client.close()
     results = [answers[k] for k in keys]
