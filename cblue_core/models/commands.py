@@ -407,19 +407,13 @@ def _cmd_run(model: str, split: str, *, db: str | None, dataset: int | None, nam
              generation: dict | None, extra_dirs: Sequence[str], json_out: bool, engine: str = "local",
              ray_address: str | None = None, workers: int | None = None) -> int:
     from ..runs import ModelTaskMismatch, model_run, overlap_sentence
-    from ..store.workspace import WorkspaceError, WorkspaceLocked, connect, default_db_path
+    from .workspace_arg import open_existing
 
     _check_engine(engine, workers)
     dev, info, spec = _choose(model, task, device, batch_size, allow_pickle, extra_dirs, engine)
-    path = Path(db) if db else default_db_path()
-    if not path.is_file():   # a mistyped --db must not leave an empty workspace behind
-        _err(f"no workspace at {path} (create one with `ingest`, or start the app)")
-        return 1
-    try:
-        ws = connect(path)
-    except (WorkspaceLocked, WorkspaceError) as exc:
-        _err(str(exc))
-        return 2
+    ws = open_existing(db, _err)
+    if isinstance(ws, int):
+        return ws
     try:
         if dataset is not None:
             target = ws.datasets.get(dataset)

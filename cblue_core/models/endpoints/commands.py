@@ -90,7 +90,7 @@ def _say_failures(stats: RunStats) -> None:
 def run_endpoint(model: str, split: str, *, db: str | None, dataset: int | None, name: str | None,
                  task: str | None, limit: int | None, json_out: bool, progress: bool, err: ErrorSink) -> int:
     from ...endpoint_runs import endpoint_run
-    from ...store.workspace import WorkspaceError, WorkspaceLocked, connect, default_db_path
+    from ..workspace_arg import open_existing
 
     cfg = _config(model, err)
     spec = _task(task, err) if dataset is None else None
@@ -99,15 +99,9 @@ def run_endpoint(model: str, split: str, *, db: str | None, dataset: int | None,
     if limit is not None and limit < 1:
         err(f"--limit must be at least 1 (got {limit})")
         return 2
-    path = Path(db) if db else default_db_path()
-    if not path.is_file():
-        err(f"no workspace at {path} (create one with `ingest`, or start the app)")
-        return 1
-    try:
-        ws = connect(path)
-    except (WorkspaceLocked, WorkspaceError) as exc:
-        err(str(exc))
-        return 2
+    ws = open_existing(db, err)
+    if isinstance(ws, int):
+        return ws
     try:
         target = ws.datasets.get(dataset) if dataset is not None else ws.datasets.find(spec.name, split)  # type: ignore[union-attr]
         if target is None:

@@ -178,7 +178,7 @@ def test_a_run_killed_with_sigkill_resumes_without_resending_a_stored_answer(tmp
     assert proc.returncode == -signal.SIGKILL
     stored = stored_prompts(db)
     total = len(load(PROMPTCBLUE, "PromptCBLUE").examples)
-    assert 10 <= len(stored) < total
+    assert 5 <= len(stored) < total     # the answers in flight at the kill were not stored
     proxy.reset()
     code, out = cli_json(["run", "--model", "endpoint:tiny", "--task", "PromptCBLUE", "--split", "dev",
                           "--db", str(db), "--json"])
