@@ -59,10 +59,9 @@ def cmd_models(json_out: bool, extra_dirs: Sequence[str] = (), markdown: bool = 
         print(json.dumps({"models": [m.to_json() for m in models], **(endpoint_commands.print_endpoints(True) or {})},
                          ensure_ascii=False, indent=2))
         return 0
-    try:
-        return _print_models(models)
-    finally:
-        endpoint_commands.print_endpoints(False)
+    code = _print_models(models)
+    endpoint_commands.print_endpoints(False)
+    return code
 
 
 def _print_models(models) -> int:

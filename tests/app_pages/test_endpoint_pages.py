@@ -3,6 +3,8 @@ tests' fault proxy): the answer streamed escaped, then its structured answer mar
 gold, in normal and demo mode; an endpoint run started from the Runs page with its figures."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from app_pages.live_page.llm import DATASET, escaped_stream
@@ -71,3 +73,7 @@ def test_runs_page_starts_an_endpoint_run_and_shows_its_figures(pages, proxy):  
     labels = {m.label for m in at.metric}
     assert {"Requests sent", "From cache", "Failed", "Tokens/s"} <= labels
     assert sum(proxy.finished.values()) == 3
+    run = re.search(r"#(\d+)", next(s.value for s in at.success if "Stored run" in s.value)).group(1)
+    errors = pages("pages/errors.py", {"run": run})   # the taxonomy of a run on 3 of the split's examples
+    assert not errors.exception and not errors.error, (errors.exception, errors.error)
+    assert any(len(d.value) for d in errors.dataframe)

@@ -147,6 +147,10 @@ def predict_endpoint(model: str, input_path: str, out_path: str, *, task: str | 
     spec = _task(task, err)
     if cfg is None or spec is None:
         return 2
+    if Path(input_path).expanduser().is_dir():
+        err("an endpoint predicts one official input file; for a split of many files, ingest them and "
+            "use `run` (its answers are cached and resumable)")
+        return 2
     try:
         loaded = load(input_path, spec)
     except FileRefused as refused:

@@ -153,6 +153,8 @@ def test_unknown_endpoint_and_unset_key_are_usage_errors(tmp_path, declared, mon
     monkeypatch.setenv("CBLUE_TEST_KEY", KEY)
     assert main(["run", "--model", "endpoint:tiny", "--task", "CMeEE", "--db", str(db)]) == 2
     assert "endpoints answer PromptCBLUE and CliMedBench prompts" in capsys.readouterr().err
+    assert main(["predict", "--model", "endpoint:tiny", "--input", str(tmp_path), "--out", str(tmp_path)]) == 2
+    assert "one official input file" in capsys.readouterr().err
 
 
 def stored_prompts(db: Path) -> set[str]:
