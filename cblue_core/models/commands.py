@@ -21,7 +21,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..io.errors import FileRefused
 from ..tasks import UnknownTaskError, get_task
 from .devices import DeviceError, predict_with_oom_retry, resolve_device
 from .endpoints import commands as endpoint_commands
@@ -203,8 +202,8 @@ def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
     ``manifest.json`` (a rerun skips the finished shards). ``engine="ray"`` runs the model on
     Ray (``ray_address``: a cluster to join; ``workers``: actors). Prints timing; returns an
     exit code."""
-    from ..io.validate import load
     from ..io.writers import write_dataset
+    from .command_inputs import read_input
 
     if is_endpoint(model):
         return endpoint_commands.predict_endpoint(model, input_path, out_path, task=task, progress=progress,
@@ -216,14 +215,8 @@ def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
                                dev, batch_size, progress, allow_pickle=allow_pickle, generation=generation,
                                engine=engine, ray_address=ray_address, workers=workers,
                                chunk_records=chunk_records)
-    try:
-        loaded = load(input_path, spec)
-    except FileRefused as refused:
-        _err(f"input file refused: {input_path}")
-        for d in refused.defects[:20]:
-            print(f"  {d}", file=sys.stderr)
-        if len(refused.defects) > 20:
-            print(f"  ... {len(refused.defects) - 20} more", file=sys.stderr)
+    loaded = read_input(input_path, spec, _err)
+    if loaded is None:
         return 1
     spec = loaded.task
     examples = loaded.examples
@@ -406,7 +399,7 @@ def _cmd_run(model: str, split: str, *, db: str | None, dataset: int | None, nam
              generation: dict | None, extra_dirs: Sequence[str], json_out: bool, engine: str = "local",
              ray_address: str | None = None, workers: int | None = None) -> int:
     from ..runs import ModelTaskMismatch, model_run, overlap_sentence
-    from .workspace_arg import open_existing
+    from .command_inputs import open_existing
 
     _check_engine(engine, workers)
     dev, info, spec = _choose(model, task, device, batch_size, allow_pickle, extra_dirs, engine)

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...io.errors import FileRefused
 from ...tasks import TaskSpec, UnknownTaskError, get_task
 from .config import EndpointConfig, EndpointConfigError, get_endpoint, load_endpoints
 from .prompts import UnsupportedTask, supports
@@ -90,7 +89,7 @@ def _say_failures(stats: RunStats) -> None:
 def run_endpoint(model: str, split: str, *, db: str | None, dataset: int | None, name: str | None,
                  task: str | None, limit: int | None, json_out: bool, progress: bool, err: ErrorSink) -> int:
     from ...endpoint_runs import endpoint_run
-    from ..workspace_arg import open_existing
+    from ..command_inputs import open_existing
 
     cfg = _config(model, err)
     spec = _task(task, err) if dataset is None else None
@@ -138,9 +137,9 @@ def predict_endpoint(model: str, input_path: str, out_path: str, *, task: str | 
                      err: ErrorSink, output_path: Callable[[TaskSpec, str], Path]) -> int:
     """Answer an official input file and write the official submission file (no cache: no
     workspace is involved)."""
-    from ...io.validate import load
     from ...io.writers import write_dataset
     from ..base import model_input
+    from ..command_inputs import read_input
     from .predict import endpoint_predict
 
     cfg = _config(model, err)
@@ -151,12 +150,8 @@ def predict_endpoint(model: str, input_path: str, out_path: str, *, task: str | 
         err("an endpoint predicts one official input file; for a split of many files, ingest them and "
             "use `run` (its answers are cached and resumable)")
         return 2
-    try:
-        loaded = load(input_path, spec)
-    except FileRefused as refused:
-        err(f"input file refused: {input_path}")
-        for d in refused.defects[:20]:
-            print(f"  {d}", file=sys.stderr)
+    loaded = read_input(input_path, spec, err)
+    if loaded is None:
         return 1
     examples = loaded.examples
     print(f"read {len(examples)} {spec.name} records from {input_path}", file=sys.stderr)
