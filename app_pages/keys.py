@@ -89,6 +89,11 @@ class Runs:
     MODEL_BATCH = "runs_model_batch"
     MODEL_NAME = "runs_model_name"
     MODEL_GO = "runs_model_go"
+    ENDPOINT = "runs_endpoint"             # an LLM endpoint run (app_pages/runs_endpoint.py)
+    ENDPOINT_SPLIT = "runs_endpoint_dataset"
+    ENDPOINT_LIMIT = "runs_endpoint_limit"
+    ENDPOINT_NAME = "runs_endpoint_name"
+    ENDPOINT_GO = "runs_endpoint_go"
     SELECTED = "runs_selected"
     OPEN_ERRORS = "runs_open_errors"
     EXPORT = "runs_export"

@@ -29,6 +29,7 @@ from app_pages.common import (
 from app_pages.keys import Param
 from app_pages.keys import Runs as K
 from app_pages.navigation import page_file
+from app_pages.runs_endpoint import endpoint_figures, start_endpoint_run
 from cblue_core.io.errors import FileRefused
 from cblue_core.io.writers import run_file_name
 from cblue_core.runs import export_run, import_run, model_run
@@ -142,6 +143,7 @@ def render() -> None:
                     bar.progress(1.0, text=f"{params['examples']:,} examples in {params['seconds']:.1f} s "
                                            f"on {md(device)}")
                     st.success(f"Stored run #{result.run_id:d}: {md(ev.headline)} = {num(ev.value)}")
+    start_endpoint_run(ws, datasets, pick_split)
     runs = ws.runs.all()
     if not runs:
         st.info("No runs yet.")
@@ -164,6 +166,7 @@ def render() -> None:
     chosen = st.selectbox("Run", list(by_run), key=K.SELECTED, format_func=lambda i: run_label(by_run[i]))
     run = by_run[chosen]
     overlap_warning(run)
+    endpoint_figures(run)
     metrics = run.metrics
     cols = st.columns(3)
     for n, (k, v) in enumerate(list(metrics.get("metrics", {}).items())[:9]):

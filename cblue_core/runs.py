@@ -58,8 +58,9 @@ def record_run(ws: Workspace, dataset_id: int, predictions: list[Example], *, na
                source: str, model: str | None = None, params: dict | None = None,
                device: str | None = None, match: MatchReport | None = None,
                n_boot: int = 1000, training_records: frozenset[str] | None | Unknown = UNKNOWN,
-               ) -> RunResult:
-    """Score aligned predictions against the stored gold split and store them as a run.
+               first: int | None = None) -> RunResult:
+    """Score aligned predictions against the stored gold split (its ``first`` examples when
+    given: a run on the start of a split) and store them as a run.
 
     For a model run, ``training_records`` are the fingerprints of the records the model was
     trained on (None when the model declares none): the run's metrics then carry
@@ -69,6 +70,8 @@ def record_run(ws: Workspace, dataset_id: int, predictions: list[Example], *, na
         raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
     task = get_task(info.task)
     gold = ws.datasets.examples(dataset_id)
+    if first is not None:
+        gold = gold[:first]
     ev = evaluate(task, gold, predictions, n_boot=n_boot, **reference_lists(ws, task.name))
     summary = ev.summary()
     if match is not None:
@@ -230,6 +233,9 @@ def run_evaluation(ws: Workspace, run_id: int, *, n_boot: int = 0,
     task = get_task(run.task)
     gold = ws.datasets.examples(run.dataset_id)
     pred = ws.runs.predictions(run_id)
+    if len(pred) < len(gold):   # a run on the start of the split (run --limit)
+        have = {p.index for p in pred}
+        gold = [g for g in gold if g.index in have]
     if indices is not None:
         keep = set(indices)
         gold = [g for g in gold if g.index in keep]

@@ -20,12 +20,13 @@ FORBIDDEN = {
     "render": {"store", "metrics", "analysis", "models", "runs", "ingest", "evaluation", "scale", "cli"},
     "store": {"metrics", "render", "analysis", "models", "runs", "ingest", "evaluation", "scale", "cli"},
     "analysis": {"models", "runs", "ingest", "scale", "cli"},
-    "models": {"analysis", "runs", "ingest", "scale", "cli"},
+    "models": {"analysis", "runs", "endpoint_runs", "ingest", "scale", "cli"},
     "scale": {"cli"},   # large jobs: over models, io and runs; under the command line
 }
 OUTSIDE = ("streamlit", "app_pages", "pages", "app")
 # Modules that live beside their subject but belong to a higher layer.
 LAYER_OF_MODULE = {"cblue_core.models.commands": "cli",   # train/predict/run subcommands
+                   "cblue_core.models.endpoints.commands": "cli",   # the same for endpoint:NAME
                    "cblue_core.scale.commands": "cli",    # import-run
                    "cblue_core.errors_command": "cli"}    # errors
 

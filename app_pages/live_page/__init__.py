@@ -14,7 +14,8 @@ from app_pages.common import available_models, demo_mode, md, workspace
 from app_pages.html_view import show_html
 from app_pages.keys import Live as K
 from app_pages.keys import Param
-from app_pages.live_page import inputs, output
+from app_pages.live_page import inputs, llm, output
+from cblue_core.models.endpoints.config import EndpointConfig
 from cblue_core.render.example import input_html
 from cblue_core.tasks import get_task
 
@@ -45,11 +46,16 @@ def render() -> None:
     if unusable and not demo:
         st.warning("Some model folders cannot be used: " + "; ".join(md(m.problem) for m in unusable))
     models = [m for m in found if m.ok and m.task]
-    if not models:
+    endpoints = llm.declared_endpoints(demo)
+    if not models and not endpoints:
         st.error("No model is available: the built-in models are missing from models/, and no user "
-                 "folder is set (sidebar or $CBLUE_STUDIO_MODELS).")
+                 "folder is set (sidebar or $CBLUE_STUDIO_MODELS), and no LLM endpoint is declared "
+                 "($CBLUE_STUDIO_ENDPOINTS).")
         st.stop()
-    info = inputs.pick_model(models, demo)
+    info = inputs.pick_model(models, demo, endpoints)
+    if isinstance(info, EndpointConfig):
+        render_endpoint(ws, info, demo)
+        return
     task = get_task(info.task)
     example, gold = inputs.pick_input(ws, task, info, demo)
     inputs.training_note(info, example, demo)
@@ -64,3 +70,11 @@ def render() -> None:
     if st.button("分析 / Predict", type="primary", key=K.RUN, disabled=not typed or not allowed):
         preview.empty()
         output.predict_and_show(info, task, example, gold, demo)
+
+
+def render_endpoint(ws, cfg: EndpointConfig, demo: bool) -> None:
+    task = get_task(st.session_state[K.TASK])
+    example, gold = llm.pick_input(ws, task, demo)
+    allowed = inputs.confirm_identifiers(example)
+    if st.button("分析 / Ask", type="primary", key=K.RUN, disabled=not example.text.strip() or not allowed):
+        llm.stream_and_show(cfg, task, example, gold, demo)

@@ -26,23 +26,32 @@ def _task_order(task: str) -> tuple[int, int]:
     return (PREFERRED.index(task) if task in PREFERRED else len(PREFERRED), list(REGISTRY).index(task))
 
 
-def pick_model(models, demo: bool):
-    tasks = sorted({m.task for m in models}, key=_task_order)
+def pick_model(models, demo: bool, endpoints=()):
+    """A model folder's info, or a declared endpoint (for the tasks endpoints answer)."""
+    from app_pages.live_page.llm import endpoint_tasks
+
+    llm_tasks = endpoint_tasks() if endpoints else []
+    tasks = sorted({m.task for m in models} | set(llm_tasks), key=_task_order)
     url_state.seed(K.TASK, Param.TASK, url_state.one_of(tasks))
     c1, c2 = st.columns(2)
     task_name = c1.selectbox("任务 / Task", tasks, key=K.TASK,
                              format_func=lambda t: f"{REGISTRY[t].plain_title} · {t}")
     url_state.show({Param.TASK: task_name})
     task_models = {m.name: m for m in models if m.task == task_name}
-    shown = (lambda n: model_title(task_models[n])) if demo else (lambda n: f"{n} ({task_models[n].source})")
+    if task_name in llm_tasks:
+        task_models.update({cfg.ref: cfg for cfg in endpoints})
+    shown = ((lambda n: model_title(task_models[n])) if demo else
+             (lambda n: f"{n} ({getattr(task_models[n], 'source', 'endpoint')})"))
     name = c2.selectbox("模型 / Model", list(task_models), key=K.MODEL, format_func=shown)
     return task_models[name]
 
 
 def model_title(info) -> str:
     """A model as a clinician can read it: whose it is, in Chinese first, then its name."""
-    who = "内置模型 · built-in model" if info.source == "built-in" else "本地模型 · local model"
-    return f"{who} ({info.name})"
+    source = getattr(info, "source", "endpoint")
+    who = {"built-in": "内置模型 · built-in model", "endpoint": "大语言模型服务 · LLM service"}.get(
+        source, "本地模型 · local model")
+    return f"{who} ({getattr(info, 'name', info)})"
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

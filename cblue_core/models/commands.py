@@ -21,9 +21,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..io.errors import FileRefused
 from ..tasks import UnknownTaskError, get_task
 from .devices import DeviceError, predict_with_oom_retry, resolve_device
+from .endpoints import commands as endpoint_commands
+from .endpoints.config import is_endpoint
 from .registry import ModelLoadError, ModelNotFoundError, list_models, resolve
 
 # Set by a command run with --json: its failure is then also one JSON object on stdout.
@@ -54,8 +55,15 @@ def cmd_models(json_out: bool, extra_dirs: Sequence[str] = (), markdown: bool = 
         print(scores_table(models))
         return 0
     if json_out:
-        print(json.dumps({"models": [m.to_json() for m in models]}, ensure_ascii=False, indent=2))
+        print(json.dumps({"models": [m.to_json() for m in models], **(endpoint_commands.print_endpoints(True) or {})},
+                         ensure_ascii=False, indent=2))
         return 0
+    code = _print_models(models)
+    endpoint_commands.print_endpoints(False)
+    return code
+
+
+def _print_models(models) -> int:
     if not models:
         from .registry import BUILTIN_DIR, ENV_VAR
 
@@ -194,9 +202,12 @@ def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
     ``manifest.json`` (a rerun skips the finished shards). ``engine="ray"`` runs the model on
     Ray (``ray_address``: a cluster to join; ``workers``: actors). Prints timing; returns an
     exit code."""
-    from ..io.validate import load
     from ..io.writers import write_dataset
+    from .command_inputs import read_input
 
+    if is_endpoint(model):
+        return endpoint_commands.predict_endpoint(model, input_path, out_path, task=task, progress=progress,
+                                                  err=_err, output_path=_output_path)
     _check_engine(engine, workers)
     dev, info, spec = _choose(model, task, device, batch_size, allow_pickle, extra_dirs, engine)
     if Path(input_path).expanduser().is_dir():
@@ -204,14 +215,8 @@ def cmd_predict(model: str, input_path: str, out_path: str, device: str = "cpu",
                                dev, batch_size, progress, allow_pickle=allow_pickle, generation=generation,
                                engine=engine, ray_address=ray_address, workers=workers,
                                chunk_records=chunk_records)
-    try:
-        loaded = load(input_path, spec)
-    except FileRefused as refused:
-        _err(f"input file refused: {input_path}")
-        for d in refused.defects[:20]:
-            print(f"  {d}", file=sys.stderr)
-        if len(refused.defects) > 20:
-            print(f"  ... {len(refused.defects) - 20} more", file=sys.stderr)
+    loaded = read_input(input_path, spec, _err)
+    if loaded is None:
         return 1
     spec = loaded.task
     examples = loaded.examples
@@ -366,13 +371,21 @@ def cmd_run(model: str, split: str = "dev", *, db: str | None = None, dataset: i
             name: str | None = None, device: str = "cpu", batch_size: int = 32, progress: bool = True,
             task: str | None = None, allow_pickle: bool = False, generation: dict | None = None,
             extra_dirs: Sequence[str] = (), json_out: bool = False, engine: str = "local",
-            ray_address: str | None = None, workers: int | None = None) -> int:
+            ray_address: str | None = None, workers: int | None = None, limit: int | None = None) -> int:
     """Predict a split stored in the workspace with a model and store the predictions as a
     run (scored, analysed and exported like an imported predictions file). With ``json_out``
     one JSON object: ``{"run_id", "metrics", "training_overlap"}``. ``engine="ray"`` predicts
-    on Ray (see :func:`cmd_predict`)."""
+    on Ray (see :func:`cmd_predict`). ``endpoint:NAME`` runs a declared LLM endpoint (its JSON
+    adds ``requests`` and ``tokens``; ``limit``: the first N examples)."""
     token = _json_errors.set(json_out)
     try:
+        if is_endpoint(model):
+            return endpoint_commands.run_endpoint(model, split, db=db, dataset=dataset, name=name, task=task,
+                                                  limit=limit, json_out=json_out,
+                                                  progress=progress and not json_out, err=_err)
+        if limit is not None:
+            _err("--limit applies to endpoint models (endpoint:NAME)")
+            return 2
         return _cmd_run(model, split, db=db, dataset=dataset, name=name, device=device,
                         batch_size=batch_size, progress=progress and not json_out, task=task,
                         allow_pickle=allow_pickle, generation=generation, extra_dirs=extra_dirs,
@@ -386,19 +399,13 @@ def _cmd_run(model: str, split: str, *, db: str | None, dataset: int | None, nam
              generation: dict | None, extra_dirs: Sequence[str], json_out: bool, engine: str = "local",
              ray_address: str | None = None, workers: int | None = None) -> int:
     from ..runs import ModelTaskMismatch, model_run, overlap_sentence
-    from ..store.workspace import WorkspaceError, WorkspaceLocked, connect, default_db_path
+    from .command_inputs import open_existing
 
     _check_engine(engine, workers)
     dev, info, spec = _choose(model, task, device, batch_size, allow_pickle, extra_dirs, engine)
-    path = Path(db) if db else default_db_path()
-    if not path.is_file():   # a mistyped --db must not leave an empty workspace behind
-        _err(f"no workspace at {path} (create one with `ingest`, or start the app)")
-        return 1
-    try:
-        ws = connect(path)
-    except (WorkspaceLocked, WorkspaceError) as exc:
-        _err(str(exc))
-        return 2
+    ws = open_existing(db, _err)
+    if isinstance(ws, int):
+        return ws
     try:
         if dataset is not None:
             target = ws.datasets.get(dataset)
@@ -494,7 +501,7 @@ def run_run(args) -> int:
                    device=args.device, batch_size=args.batch_size, progress=not args.no_progress,
                    task=args.task, allow_pickle=args.allow_pickle, generation=_generation_args(args),
                    extra_dirs=args.dir or (), json_out=args.json, engine=args.engine,
-                   ray_address=args.ray_address, workers=args.workers)
+                   ray_address=args.ray_address, workers=args.workers, limit=args.limit)
 
 
 def _model_options(p) -> None:
@@ -536,7 +543,8 @@ def build_parser_hooks(subparsers) -> None:
 
     p = subparsers.add_parser("predict", help="predict an official input file with a model and "
                                                "write the official submission file")
-    p.add_argument("--model", required=True, help="model name (see `models`) or model folder")
+    p.add_argument("--model", required=True,
+                   help="model name (see `models`), model folder, or endpoint:NAME (a declared LLM endpoint)")
     p.add_argument("--input", required=True,
                    help="input file in the task's official format (e.g. a test split), or a folder of "
                         "JSON-lines / Parquet shards")
@@ -550,13 +558,16 @@ def build_parser_hooks(subparsers) -> None:
 
     r = subparsers.add_parser("run", help="predict a split stored in the workspace with a model and "
                                            "store the predictions as a scored run")
-    r.add_argument("--model", required=True, help="model name (see `models`) or model folder")
+    r.add_argument("--model", required=True,
+                   help="model name (see `models`), model folder, or endpoint:NAME (a declared LLM endpoint)")
     r.add_argument("--split", default="dev", help="split of the model's task (default dev)")
     r.add_argument("--dataset", type=int, help="dataset id instead of task and split (see `list`)")
     r.add_argument("--name", help="run name (default: MODEL on SPLIT)")
     r.add_argument("--db", help="workspace file (default $CBLUE_STUDIO_DB or workspace/cblue_studio.duckdb)")
     r.add_argument("--json", action="store_true",
-                   help='print one JSON object: {"run_id", "metrics", "training_overlap"}')
+                   help='print one JSON object: {"run_id", "metrics", "training_overlap"} (endpoints add '
+                        '"requests" and "tokens")')
+    r.add_argument("--limit", type=int, metavar="N", help="endpoint models: only the first N examples")
     _model_options(r)
     r.set_defaults(func=run_run)
 

@@ -4,8 +4,9 @@
 # 3: datasets.line_ending (the line ending of the ingested file, written back by exports);
 # 4: default_datasets (which dataset of a task split everyone opens);
 # 5: run_training_sets and run_seen_examples (which examples of a run its model was trained on);
-# 6: run_derived (what the Errors page derives from a whole run, kept).
-SCHEMA_VERSION = 6
+# 6: run_derived (what the Errors page derives from a whole run, kept);
+# 7: response_cache (answers of LLM endpoints, store/responses.py).
+SCHEMA_VERSION = 7
 
 # What pages derive from a whole run (bucket scores, per-example statistics...), computed once
 # and kept: a run never changes once stored, and deriving took seconds (the train split read,
@@ -179,6 +180,21 @@ CREATE TABLE IF NOT EXISTS slices (
     name VARCHAR PRIMARY KEY,
     task VARCHAR,
     predicate VARCHAR NOT NULL,
+    created_at TIMESTAMP DEFAULT current_timestamp
+);
+
+-- Answers of LLM endpoints (store/responses.py), written as each arrives so that a rerun of a
+-- killed run re-sends only the prompts without one. No address or API key is stored.
+CREATE TABLE IF NOT EXISTS response_cache (
+    cache_key VARCHAR PRIMARY KEY,   -- sha256 of (model, settings, prompt): responses.cache_key()
+    model VARCHAR NOT NULL,          -- the model name the endpoint serves
+    settings JSON,                   -- generation settings (mode, max_tokens, temperature)
+    prompt VARCHAR NOT NULL,
+    answer VARCHAR NOT NULL,
+    finish_reason VARCHAR,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_s DOUBLE,
     created_at TIMESTAMP DEFAULT current_timestamp
 );
 """ + RUN_DERIVED_DDL

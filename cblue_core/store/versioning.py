@@ -109,9 +109,14 @@ def _v5_to_v6(db: Database) -> None:
     db.execute(RUN_DERIVED_DDL)
 
 
+def _v6_to_v7(db: Database) -> None:
+    """Version 7 adds the response cache of LLM endpoints (empty: nothing was cached before)."""
+    db.execute(DDL)   # CREATE ... IF NOT EXISTS: only response_cache is new
+
+
 # from-version -> the step to the next version; each step runs inside the migration's transaction.
 MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
-                                                      4: _v4_to_v5, 5: _v5_to_v6}
+                                                      4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
 
 
 def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
@@ -177,9 +182,14 @@ def migrate(db: Database, from_version: int) -> None:
         _write_marker(db, SCHEMA_VERSION)
 
 
+def _before_v7(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
+    """The tables of schema 6: the current ones without response_cache."""
+    return {t: c for t, c in columns.items() if t != "response_cache"}
+
+
 def _before_v6(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
-    """The tables of schema 5: the current ones without run_derived."""
-    return {t: c for t, c in columns.items() if t != "run_derived"}
+    """The tables of schema 5: schema 6's without run_derived."""
+    return {t: c for t, c in _before_v7(columns).items() if t != "run_derived"}
 
 
 def _before_v5(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
@@ -202,7 +212,8 @@ def _before_v3(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tupl
 def _adopt(db: Database, where: str, read_only: bool) -> None:
     found = table_columns(db)
     expected = expected_columns()
-    version = (SCHEMA_VERSION if found == expected else 5 if found == _before_v6(expected)
+    version = (SCHEMA_VERSION if found == expected else 6 if found == _before_v7(expected)
+               else 5 if found == _before_v6(expected)
                else 4 if found == _before_v5(expected) else 3 if found == _before_v4(expected)
                else 2 if found == _before_v3(expected) else None)
     if version is None:

@@ -21,6 +21,7 @@ from .derived import DerivedStore
 from .errors import WorkspaceError, WorkspaceLocked
 from .lockdown import locked_config
 from .resources import ResourceStore
+from .responses import ResponseStore
 from .runs import RunStore
 from .slices import SliceStore
 from .versioning import prepare_workspace
@@ -88,6 +89,7 @@ class Workspace:
         self.derived = DerivedStore(db)
         self.slices = SliceStore(db, self.datasets)
         self.annotations = AnnotationStore(db, self.datasets, self.resources)
+        self.responses = ResponseStore(db)
 
     @property
     def path(self) -> Path | None:

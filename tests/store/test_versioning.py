@@ -61,7 +61,8 @@ def test_version_2_workspace_gains_the_line_ending_column(tmp_path, cmeee_file):
     ws = connect(path)
     ingest_file(ws, cmeee_file)
     as_written_by(ws, path, 2, "ALTER TABLE datasets DROP COLUMN line_ending", "DROP TABLE default_datasets",
-                  "DROP TABLE run_derived", *(f"DROP TABLE {table}" for table in TRAINING_SET_TABLES))
+                  "DROP TABLE run_derived", "DROP TABLE response_cache",
+                  *(f"DROP TABLE {table}" for table in TRAINING_SET_TABLES))
     ws = connect(path)
     did = ws.datasets.all()[0].dataset_id
     assert [d.records for d in ws.datasets.all()] == [3]
@@ -85,6 +86,7 @@ def test_version_3_workspace_keeps_its_first_dataset_of_each_split_as_the_defaul
     for table in TRAINING_SET_TABLES:       # schema 5's
         ws.db.execute(f"DROP TABLE {table}")
     ws.db.execute("DROP TABLE run_derived")
+    ws.db.execute("DROP TABLE response_cache")
     ws.db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     ws.close()
     ws = connect(path)
@@ -100,12 +102,29 @@ def test_version_5_workspace_gains_the_derived_data_table(tmp_path, cmeee_file):
     ingest_file(ws, cmeee_file)
     did = ws.datasets.all()[0].dataset_id
     run = ws.runs.create(did, "r", source="test", predictions=[], metrics={})
-    as_written_by(ws, path, 5, "DROP TABLE run_derived")
+    as_written_by(ws, path, 5, "DROP TABLE run_derived", "DROP TABLE response_cache")
     ws = connect(path)
     assert [r.run_id for r in ws.runs.all()] == [run] and ws.derived.kinds(run) == {}
     assert ws.derived.put(run, "buckets", "v", "[]")
     ws.close()
-    assert marker(path) == {"app": APP_MARKER, "schema_version": "6"} and SCHEMA_VERSION == 6
+    assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
+
+
+def test_version_6_workspace_gains_the_response_cache(tmp_path, cmeee_file):
+    path = tmp_path / "v6.duckdb"
+    ws = connect(path)
+    ingest_file(ws, cmeee_file)
+    # what version 6 wrote: no response_cache table
+    ws.db.execute("DROP TABLE response_cache")
+    ws.db.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    ws.close()
+    with pytest.raises(WorkspaceError, match="older schema 6"):
+        connect(path, read_only=True)
+    ws = connect(path)
+    assert [d.records for d in ws.datasets.all()] == [3]
+    assert ws.responses.count() == 0
+    ws.close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": "7"} and SCHEMA_VERSION == 7
 
 
 def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
@@ -130,6 +149,7 @@ def test_unmarked_workspace_with_the_older_tables_is_adopted_and_migrated(tmp_pa
     for table in TRAINING_SET_TABLES:       # schema 5's
         con.execute(f"DROP TABLE {table}")
     con.execute("DROP TABLE run_derived")
+    con.execute("DROP TABLE response_cache")
     con.close()
     with pytest.raises(WorkspaceError, match="older schema 2"):
         connect(path, read_only=True)
@@ -205,7 +225,7 @@ def test_version_4_workspace_settles_the_training_sets_its_runs_recorded(tmp_pat
                                 metrics={"training_overlap": None})
     imported = ws.runs.create(did, "i", source="import", predictions=[], metrics={})
     older = ws.runs.create(did, "o", source="model", model="cmeee", predictions=[], metrics={})
-    for table in (*TRAINING_SET_TABLES, "run_derived"):      # what version 4 had: no such tables
+    for table in (*TRAINING_SET_TABLES, "run_derived", "response_cache"):   # what version 4 had: none of these
         ws.db.execute(f"DROP TABLE {table}")
     ws.db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     ws.close()
@@ -226,7 +246,7 @@ def test_unmarked_workspace_with_the_schema_4_tables_is_adopted_and_migrated(tmp
     connect(path).close()
     con = duckdb.connect(str(path))
     con.execute("DELETE FROM meta")
-    for table in (*TRAINING_SET_TABLES, "run_derived"):
+    for table in (*TRAINING_SET_TABLES, "run_derived", "response_cache"):
         con.execute(f"DROP TABLE {table}")
     con.close()
     connect(path).close()

@@ -1,0 +1,118 @@
+"""The Live page for a declared LLM endpoint: a PromptCBLUE or CliMedBench prompt (typed, or a
+dataset example), the answer streamed token by token, then the structured answer the benchmark's
+post-processing reads from it, each item marked right, wrong or missed against the gold."""
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Iterator
+
+import streamlit as st
+
+from app_pages.common import md
+from app_pages.html_view import show_html
+from app_pages.keys import Live as K
+from cblue_core.analysis.llm_answer import MISSED, RIGHT, WRONG, judge_llm_answer
+from cblue_core.models.base import model_input
+from cblue_core.models.endpoints.client import EndpointFailure, stream_answer
+from cblue_core.models.endpoints.config import EndpointConfig, EndpointConfigError, load_endpoints
+from cblue_core.models.endpoints.prompts import prompt_for, supports
+from cblue_core.records import Example
+from cblue_core.render.example import example_html
+from cblue_core.tasks import REGISTRY, TaskSpec
+
+TYPE, DATASET = "输入文本 / Type or paste", "数据集样例 / Dataset example"
+SPLITS = ("dev", "test", "train")     # CliMedBench ships only a test file
+MARKS = {RIGHT: ":green[✓ 正确 right]", WRONG: ":red[✗ 错误 wrong]", MISSED: ":orange[○ 遗漏 missed]",
+         None: ":gray[· 未判定 not judged]"}
+# A trailing run that could still become an autolink ("http", "www", "a@b") waits for the next piece.
+_OPEN_WORD = re.compile(r"[A-Za-z0-9@]+$")
+
+
+def endpoint_tasks() -> list[str]:
+    return [t.name for t in REGISTRY.values() if supports(t)]
+
+
+def declared_endpoints(demo: bool) -> list[EndpointConfig]:
+    """The endpoints the server's operator declared (none when the file is broken: said once)."""
+    try:
+        return list(load_endpoints().values())
+    except EndpointConfigError as exc:
+        if not demo:
+            st.warning(md(str(exc)))
+        return []
+
+
+def escaped_stream(pieces: Iterable[str]) -> Iterator[str]:
+    """The answer's pieces made inert for Markdown as they arrive (``md`` per line, line breaks
+    kept), holding back a trailing word until the next piece so that a URL split across pieces
+    is still broken up."""
+    pending = ""
+
+    def inert(text: str) -> str:
+        return "  \n".join(md(line) for line in text.split("\n"))
+
+    for piece in pieces:
+        pending += piece
+        cut = _OPEN_WORD.search(pending)
+        ready, pending = (pending[:cut.start()], pending[cut.start():]) if cut else (pending, "")
+        if ready:
+            yield inert(ready)
+    if pending:
+        yield inert(pending)
+
+
+def pick_input(ws, task: TaskSpec, demo: bool) -> tuple[Example, Example | None]:
+    found = next((d for d in (ws.datasets.find(task.name, s) for s in SPLITS) if d is not None), None)
+    choices = [TYPE] + ([DATASET] if found is not None else [])
+    source = st.radio("输入 / Input", choices, horizontal=True, key=K.SOURCE, format_func=md)
+    if source == TYPE:
+        text = st.text_area("提示 / Prompt", key=K.TEXT, height=140,
+                            placeholder="例如：找出句子中的疾病实体：患者因反复咳嗽伴发热3天入院。")
+        return Example(key="live", index=0, text=text), None
+    assert found is not None
+    idx = st.number_input("病例 / Example", min_value=0, max_value=max(found.records - 1, 0), step=1,
+                          key=K.EXAMPLE, help=f"The record number in the {found.split} split (0-based)")
+    gold = ws.datasets.example(found.dataset_id, int(idx))
+    example = model_input(task, gold)
+    if not demo:
+        show_html(example_html(example, task))
+    return example, gold
+
+
+def stream_and_show(cfg: EndpointConfig, task: TaskSpec, example: Example, gold: Example | None,
+                    demo: bool) -> None:
+    received: list[str] = []
+
+    def kept(pieces: Iterable[str]) -> Iterator[str]:
+        for piece in pieces:   # the raw answer, for the judge (the page shows it escaped)
+            received.append(piece)
+            yield piece
+
+    start = time.perf_counter()
+    try:
+        st.write_stream(escaped_stream(kept(stream_answer(cfg, prompt_for(task, example)))))
+    except (EndpointFailure, EndpointConfigError) as exc:
+        st.error(md(str(exc)))
+        return
+    seconds = time.perf_counter() - start
+    answer = "".join(received)
+    pred = Example(key=example.key, index=example.index, text=example.text, label=example.label,
+                   choices=list(example.choices), target=answer.strip(), meta=dict(example.meta))
+    if not demo:
+        cols = st.columns(2)
+        cols[0].metric("Answer time / 耗时", f"{seconds:.2f} s")
+        cols[1].metric("Endpoint / 端点", cfg.ref)
+    verdict = judge_llm_answer(task, gold, pred)
+    if verdict.correct is True:
+        st.success("与标注一致 · matches the gold", icon=":material/check:")
+    elif verdict.correct is False:
+        right = sum(i.mark == RIGHT for i in verdict.items)
+        st.warning(f"与标注不一致 · differs from the gold ({right:d} right; wrong and missed items marked below)",
+                   icon=":material/close:")
+    if verdict.items:
+        st.markdown("**结构化答案 / Structured answer**")
+        st.markdown("\n".join(f"- {MARKS[i.mark]} {md(i.text)}" for i in verdict.items))
+    for note in verdict.notes:
+        st.caption(md(note))
+
