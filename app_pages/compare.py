@@ -63,7 +63,7 @@ def render() -> None:
     task = get_task(run_a.task)
     seen, split = seen_control(ws, [run_a, run_b], K.SEEN)
     if seen is not None and not part_indices(ws, run_a.dataset_id, split.runs, seen):
-        st.info(f"No {seen} examples on this split.")
+        st.info(f"No {md(seen)} examples on this split.")
         st.stop()
     try:
         slices_key = tuple((s.name, s.predicate) for s in ws.slices.all(run_a.task))

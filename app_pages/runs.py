@@ -186,7 +186,7 @@ def render() -> None:
     c2.download_button(f"Export {md_name(file_name)}", partial(exported_run, db_path(), chosen),
                        file_name=file_name, key=K.EXPORT,
                        help="The run's predictions in the task's official submission format"
-                            + ("" if run.split == "test" else f" (named for the {run.split} split; the "
+                            + ("" if run.split == "test" else f" (named for the {md(run.split)} split; the "
                                "leaderboard takes the test split's file)"))
     if c3.button("Delete this run", key=K.DELETE, disabled=read_only()):
         ws.runs.delete(chosen)

@@ -18,6 +18,7 @@ def seen_control(ws, runs, key: str) -> tuple[Seen | None, SeenSplit]:
     if not split.known:       # a disabled control must not show the choice made for another run
         st.session_state[key] = "all"
     choice = st.radio("Training records", list(CHOICES), key=key, horizontal=True, disabled=not split.known,
+                      format_func=md,
                       help="Keep only the examples the model never saw in training (unseen), or only "
                            "those it did (seen).")
     st.caption(md(split.describe()))

@@ -30,7 +30,7 @@ def render(ws, run) -> None:
                  "or not (unseen)." if seen_set is not None else
                  "The run's model declares no training records: no seen/unseen buckets.")
     st.caption(f"{md(metric[:1].upper() + metric[1:])} per bucket with 95% bootstrap intervals; n = the "
-               f"bucket's gold items (buckets with none are left out). {train_note} {seen_note}")
+               f"bucket's gold items (buckets with none are left out). {md(train_note)} {md(seen_note)}")
     st.plotly_chart(derived.bucket_chart(db_path(), run.run_id, metric, seen), key=K.BUCKETS)
     with st.expander("Bucket table"):
         frame = pd.DataFrame([{"feature": b.feature, "bucket": b.bucket, metric: b.f1, "low": b.low,

@@ -30,7 +30,7 @@ def render(ws, run) -> None:
         part = _part_headline(ws, run, seen)
         name = part["headline"]
         ci = part.get("intervals", {}).get(name)
-        st.markdown(f"**On the {part['examples']:,} {seen} examples**: {md(name)} = "
+        st.markdown(f"**On the {part['examples']:,} {md(seen)} examples**: {md(name)} = "
                     f"{num(part['metrics'].get(name), spec)}"
                     + (f" (95% CI {num(ci[0], spec)} – {num(ci[1], spec)})" if ci else "")
                     + "; every tab below and the rows list show only these examples.")

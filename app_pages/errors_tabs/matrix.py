@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages.common import selected
+from app_pages.common import md, selected
 from app_pages.confusion_chart import NONE, ConfusionFigure, confusion_figure
 from app_pages.errors_tabs.state import FILTER_KEY, seen_filter, select_filter
 from app_pages.keys import Errors as K
@@ -42,9 +42,9 @@ def render(ws, run) -> None:
     normalise = c1.toggle("Normalise each row (share of the gold label)", key=K.NORMALISE)
     top_k = ALL_LABELS
     if n_labels > FEW_LABELS:
-        top_k = c2.radio(f"Labels shown (of {n_labels}); the rest merged into one “other” row and column",
+        top_k = c2.radio(f"Labels shown (of {n_labels:d}); the rest merged into one “other” row and column",
                          TOP_K, horizontal=True, key=K.TOP_K,
-                         format_func=lambda k: k if k == ALL_LABELS else f"top {k}",
+                         format_func=lambda k: md(k) if k == ALL_LABELS else f"top {int(k):d}",
                          help="The most frequent labels, counting gold and predicted items.")
 
     present = set(cm["gold_label"]) | set(cm["pred_label"])

@@ -16,19 +16,11 @@ from app_pages.keys import Param
 from cblue_core.io.table_csv import table_csv
 from cblue_core.records import Span
 from cblue_core.render.example import comparison_html
-from cblue_core.store.error_selection import ErrorRows, ErrorSelection
+from cblue_core.store.error_selection import ErrorSelection
 from cblue_core.tasks import get_task
 
 ROW_LIMIT = 2000      # rows sent to the browser; the counts and the CSV cover the whole selection
 SHOWN = ["idx", "category", "gold_label", "pred_label", "gold_text", "pred_text"]
-
-
-def rows_caption(found: ErrorRows) -> str:
-    """How much of the selection the list shows (Markdown-safe)."""
-    whole = f"{counted(found.total_rows, 'row')} in {counted(found.examples, 'example')}"
-    if found.truncated:
-        return f"showing the first {len(found.rows):,} of {whole}"
-    return whole
 
 
 def selection_csv(path: str, run_id: int, selection: ErrorSelection) -> bytes:
@@ -51,7 +43,9 @@ def render(ws, run) -> None:
         shown.update((k, v) for k, v in selection.describe().items() if k not in ("examples", "rows"))
         st.caption("Filter: " + ", ".join(f"{md(k)} = {md(v)}" for k, v in shown.items()))
         found = ws.runs.select_errors(run.run_id, selection, limit=ROW_LIMIT)
-        st.caption(rows_caption(found))
+        # the whole selection's size; and how much of it the list shows when it is cut
+        st.caption(("" if not found.truncated else f"showing the first {len(found.rows):,} of ")
+                   + f"{counted(found.total_rows, 'row')} in {counted(found.examples, 'example')}")
         st.download_button(f"Download all {counted(found.total_rows, 'row')} (CSV)",
                            partial(selection_csv, db_path(), run.run_id, selection),
                            file_name=f"run{run.run_id:d}_errors.csv", mime="text/csv", key=K.ROWS_CSV,

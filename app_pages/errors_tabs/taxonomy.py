@@ -25,8 +25,9 @@ def render(ws, run) -> None:
     correct, errors = split_correct(counts)
     n_correct, n_errors = sum(correct.values()), sum(errors.values())
     c1, c2 = st.columns([3, 1], vertical_alignment="center")
-    kinds = f" ({', '.join(f'{md(k)} {n:,}' for k, n in correct.items())})" if len(correct) > 1 else ""
-    c1.markdown(f"**{n_errors:,}** error rows and **{n_correct:,}** correct rows{kinds}. "
+    kinds = ", ".join(f"{k} {n:,}" for k, n in correct.items())
+    c1.markdown(f"**{n_errors:,}** error rows and **{n_correct:,}** correct rows"
+                + (f" ({md(kinds)})" if len(correct) > 1 else "") + ". "
                 "A row is one gold item, one predicted item, or a pair of them.")
     if len(correct) == 1 and c2.button(f"List the {n_correct:,} correct rows", key=K.TAXONOMY_CORRECT):
         select_filter({"category": next(iter(correct))})

@@ -23,8 +23,6 @@ from cblue_core.tasks import REGISTRY, TaskSpec
 
 TYPE, DATASET = "输入文本 / Type or paste", "数据集样例 / Dataset example"
 SPLITS = ("dev", "test", "train")     # CliMedBench ships only a test file
-MARKS = {RIGHT: ":green[✓ 正确 right]", WRONG: ":red[✗ 错误 wrong]", MISSED: ":orange[○ 遗漏 missed]",
-         None: ":gray[· 未判定 not judged]"}
 # A trailing run that could still become an autolink ("http", "www", "a@b") waits for the next piece.
 _OPEN_WORD = re.compile(r"[A-Za-z0-9@]+$")
 
@@ -72,7 +70,7 @@ def pick_input(ws, task: TaskSpec, demo: bool) -> tuple[Example, Example | None]
         return Example(key="live", index=0, text=text), None
     assert found is not None
     idx = st.number_input("病例 / Example", min_value=0, max_value=max(found.records - 1, 0), step=1,
-                          key=K.EXAMPLE, help=f"The record number in the {found.split} split (0-based)")
+                          key=K.EXAMPLE, help=f"The record number in the {md(found.split)} split (0-based)")
     gold = ws.datasets.example(found.dataset_id, int(idx))
     example = model_input(task, gold)
     if not demo:
@@ -112,7 +110,17 @@ def stream_and_show(cfg: EndpointConfig, task: TaskSpec, example: Example, gold:
                    icon=":material/close:")
     if verdict.items:
         st.markdown("**结构化答案 / Structured answer**")
-        st.markdown("\n".join(f"- {MARKS[i.mark]} {md(i.text)}" for i in verdict.items))
+        for item in verdict.items:
+            if item.mark == RIGHT:
+                mark = ":green[✓ 正确 right]"
+            elif item.mark == WRONG:
+                mark = ":red[✗ 错误 wrong]"
+            elif item.mark == MISSED:
+                mark = ":orange[○ 遗漏 missed]"
+            else:
+                mark = ":gray[· 未判定 not judged]"
+            st.markdown(f"- {mark} {md(item.text)}")
     for note in verdict.notes:
         st.caption(md(note))
+
 
