@@ -9,6 +9,7 @@ answer and marks the run partial. Identical prompts in one call are sent once.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import random
 import time
 from collections import Counter
@@ -172,5 +173,17 @@ def _async_client(cfg: EndpointConfig) -> Any:
 
 def run_prompts(cfg: EndpointConfig, prompts: Sequence[str], *, cache: ResponseStore | None = None,
                 progress: Callable[[int], None] | None = None) -> RunOutput:
-    """Answers for ``prompts`` (in order) from the endpoint and the cache; see the module."""
-    return asyncio.run(run_prompts_async(cfg, prompts, cache=cache, progress=progress))
+    """Answers for ``prompts`` (in order) from the endpoint and the cache; see the module.
+
+    From a thread whose event loop is already running (a notebook, or Playwright's synchronous
+    API in the same test process), the run gets a thread and a loop of its own: asyncio.run
+    refuses to nest."""
+    def run() -> RunOutput:
+        return asyncio.run(run_prompts_async(cfg, prompts, cache=cache, progress=progress))
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run()
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="endpoint-run") as pool:
+        return pool.submit(run).result()

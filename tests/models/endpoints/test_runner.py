@@ -74,3 +74,24 @@ def test_a_stream_cut_short_is_a_clear_failure(proxy, served):
     proxy.faults.append("cut")
     with pytest.raises(EndpointFailure, match="stream"):
         list(stream_answer(cfg, PROMPTS[0]))
+
+
+def test_runs_from_a_thread_whose_event_loop_is_running(proxy, served):
+    """Playwright's synchronous API (the browser tests, earlier in the same process) or a notebook
+    leaves a running loop in the thread: asyncio.run refused to nest there."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    async def inside_a_loop():
+        return run_prompts(endpoint(proxy, served, max_tokens=3), PROMPTS[:2])
+
+    def on_a_fresh_thread():        # whatever loop the test process's main thread has
+        loop = asyncio.new_event_loop()
+        try:
+            return loop.run_until_complete(inside_a_loop())
+        finally:
+            loop.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        out = pool.submit(on_a_fresh_thread).result()
+    assert out.stats.sent + out.stats.cached == 2 and out.stats.failed == 0
