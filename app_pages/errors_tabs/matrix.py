@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.common import md, selected
-from app_pages.confusion_chart import NONE, ConfusionFigure, confusion_figure
+from app_pages.confusion_chart import NONE, confusion_figure, outline
 from app_pages.errors_tabs.state import FILTER_KEY, seen_filter, select_filter
 from app_pages.keys import Errors as K
 from app_pages.wide_chart import wide_plotly_chart
@@ -50,22 +50,19 @@ def render(ws, run) -> None:
     present = set(cm["gold_label"]) | set(cm["pred_label"])
     registry_order = [code for code in task.label_codes if code in present]   # related labels together
 
-    def draw(chosen: tuple | None) -> ConfusionFigure:
-        return confusion_figure(cm, labels=registry_order, normalize="row" if normalise else None,
-                                selected=chosen,
-                                top_k=None if top_k == ALL_LABELS else int(top_k),
-                                label_text=task.display_label)
-
+    # Built once, without an outline: the click that started this rerun is already in the widget's
+    # state, and the cell it picked (read from this figure) is outlined now rather than one click
+    # later, without building the matrix a second time.
+    cf = confusion_figure(cm, labels=registry_order, normalize="row" if normalise else None,
+                          top_k=None if top_k == ALL_LABELS else int(top_k), label_text=task.display_label)
     flt = st.session_state.get(FILTER_KEY) or {}
-    cf = draw(_chosen(flt))
-    # The click that started this rerun is already in the widget's state: applied before the
-    # chart is drawn, the cell it picked is outlined now rather than one click later.
     points = selected(st.session_state.get(K.MATRIX), "points")
     pick = cf.pick(points[0]) if points else None
     shown = {k: v for k, v in flt.items() if k in ("gold_label", "pred_label")}
     if pick is not None and pick.filter() != shown:
         select_filter(pick.filter())
-        cf = draw(_chosen(pick.filter()))
+        flt = pick.filter()
+    cf = outline(cf, _chosen(flt))
     st.caption("Click a cell for its examples; the Σ row and column select a whole gold row or "
                "predicted column. Green borders: the diagonal. Scroll sideways for more columns. " + PAIRING)
     wide_plotly_chart(cf.figure, width=cf.width, key=K.MATRIX, box_key=K.MATRIX_BOX, on_select="rerun",
