@@ -220,7 +220,9 @@ def counted(n: int, noun: str) -> str:
 
 
 def user_name() -> str:
-    return st.session_state.get(Sidebar.USER_NAME) or os.environ.get("USER", "") or "anonymous"
+    from app_pages.identity import current_user
+
+    return current_user().name
 
 
 def demo_mode() -> bool:

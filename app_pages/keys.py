@@ -170,6 +170,7 @@ class Annotate:
     DRAFT_CHECKED = "ann_draft_checked"
     MENTIONS = "ann_mentions"          # CMeIE mentions marked per example (session only)
     FREE_MENTIONS = "ann_free_mentions"
+    SUGGEST_SOURCE = "ann_suggest_source"   # where the Edit tab's suggestions come from: "run:ID" or "model:NAME"
 
     # Versions
     VERSION_NAME = "ann_ver_name"
