@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from ...io.bounded_json import loads as bounded_loads
 from ...records import Example, Span
 from ...tasks import TaskSpec
 from .brat_ids import CMEIE_TYPE_IDS
@@ -74,7 +75,7 @@ def from_doccano(task: TaskSpec, text: str) -> list[Example]:
     for pos, line in enumerate(lines):
         where = f"doccano line {pos + 1}"
         try:
-            rec = json.loads(line)
+            rec = bounded_loads(line, where)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{where}: not JSON ({exc.msg})") from None
         if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):

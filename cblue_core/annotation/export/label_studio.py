@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
+from ...io.bounded_json import loads as bounded_loads
 from ...records import Example, Span, Triple
 from ...tasks import TaskSpec
 from .brat_ids import CMEIE_TYPE_IDS
@@ -84,7 +85,7 @@ def from_label_studio(task: TaskSpec, text: str, *, source: str = "annotations")
     if source not in ("annotations", "predictions"):
         raise ValueError("source must be 'annotations' or 'predictions'")
     try:
-        tasks = json.loads(text)
+        tasks = bounded_loads(text, "Label Studio export")
     except json.JSONDecodeError as exc:
         raise ValueError(f"Label Studio export is not JSON ({exc.msg} at line {exc.lineno})") from None
     if isinstance(tasks, dict):

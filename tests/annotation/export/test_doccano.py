@@ -56,3 +56,9 @@ def test_a_lone_surrogate_is_escaped_and_reads_back():
     jsonl = to_doccano(get_task("CMeEE"), [ex])
     assert "\\ud800" in jsonl.encode("utf-8").decode("utf-8")
     assert ident(from_doccano(get_task("CMeEE"), jsonl)) == ident([ex])
+
+
+def test_a_line_nested_too_deep_is_refused_with_its_line():
+    deep = '{"text": "a", "label": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with pytest.raises(ValueError, match="doccano line 2.*nested deeper than"):
+        from_doccano(get_task("CMeEE"), '{"text": "b", "label": []}\n' + deep)

@@ -86,3 +86,8 @@ def test_names_xml_can_escape_validate_once_the_refused_example_is_left_out():
         config, tasks = files_of(task, split)
         assert label_studio_errors(config, tasks) == (0, [])
         assert ident(from_label_studio(task, tasks)) == ident(split)
+
+
+def test_an_export_nested_too_deep_is_refused():
+    with pytest.raises(ValueError, match="Label Studio export.*nested deeper than"):
+        from_label_studio(get_task("CMeEE"), "[" * 100_000 + "]" * 100_000)
