@@ -222,6 +222,10 @@ class Checkpoint:
         write_text_atomic(self.dir / "state.json",
                           json.dumps({"state": state, "optimizer": meta}, ensure_ascii=False))
 
+    def state(self) -> TrainState:
+        """The progress alone, to check a checkpoint before building a model for it."""
+        return json.loads((self.dir / "state.json").read_text())["state"]
+
     def load(self, model: torch.nn.Module, opt: torch.optim.Optimizer | None) -> TrainState:
         blob = json.loads((self.dir / "state.json").read_text())
         model.load_state_dict(load_file(str(self.dir / "model.safetensors")))

@@ -11,16 +11,20 @@ import sys
 
 def run_pretrain(args) -> int:
     from ..builtin.common import DEFAULT_TRAIN_THREADS
+    from .continuation import STAGE_RECIPE
     from .pretrain import pretrain
 
     parts = ["python -m cblue_core pretrain", f"--data {args.data}", f"--out {args.out}"]
+    parts += [f"--continue-from {args.continue_from}"] if args.continue_from else []
     parts += [f"--seed {args.seed}"] if args.seed else []
     threads = os.environ.get("CBLUE_TRAIN_THREADS", "")
     env = f"CBLUE_TRAIN_THREADS={threads} " if threads and threads != str(DEFAULT_TRAIN_THREADS) else ""
     try:
         result = pretrain(args.data, args.out, seed=args.seed, resume=args.resume,
                           max_minutes=args.max_minutes, max_steps=args.max_steps,
-                          progress=not args.no_progress, command=env + " ".join(parts))
+                          progress=not args.no_progress, command=env + " ".join(parts),
+                          init_from=args.continue_from,
+                          overrides=dict(STAGE_RECIPE) if args.continue_from else None)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -45,6 +49,10 @@ def add_pretrain_parser(subparsers) -> None:
     p.add_argument("--out", required=True, help="the model folder to write (checkpoint/ inside while training)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resume", action="store_true", help="continue from out/checkpoint")
+    p.add_argument("--continue-from", metavar="FOLDER", default=None,
+                   help="start from this finished encoder folder (its weights and vocabulary) as a new stage "
+                        "of pretraining: 9,000 more updates, peak learning rate 3e-4 after 300 warm-up steps; "
+                        "the card keeps both stages' curves on one step axis")
     p.add_argument("--max-minutes", type=float, default=None,
                    help="stop (checkpointed) after this many minutes of this invocation; --resume continues")
     p.add_argument("--max-steps", type=int, default=None,

@@ -14,6 +14,7 @@ from ...io.validate import load
 from ..base import ModelCard
 from ..builtin.common import find_split, finish_card
 from ..registry import ENCODER_KIND
+from .continuation import whole_run
 from .corpus import Corpus, corpus_tasks, normalise
 from .vocab import save_tokenizer
 
@@ -57,6 +58,19 @@ def dev_overlap(corpus: Corpus, data_dir: str | Path) -> dict[str, dict[str, int
 def _curve_rows(curve: list[list[float]], every: int) -> list[list[float]]:
     rows = curve[::every]
     return rows if not curve or rows[-1] == curve[-1] else rows + [curve[-1]]
+
+
+def _stage_lines(stages: list[dict[str, Any]] | None) -> list[str]:
+    """The stages of a continued run (the recipe above is the last one's)."""
+    if not stages:
+        return []
+    lines, at = ["- trained in stages, each continuing from the weights of the one before:"], 0
+    for n, s in enumerate(stages, 1):
+        hp = s["hyperparameters"]
+        lines.append(f"  {n}. updates {at + 1:,}-{at + s['steps']:,}: peak learning rate {hp['lr']:g}, "
+                     f"{hp['warmup_steps']} warm-up steps, linear decay to 0 over the stage; `{s['command']}`")
+        at += s["steps"]
+    return lines
 
 
 def readme(card: ModelCard) -> str:
@@ -103,6 +117,7 @@ def readme(card: ModelCard) -> str:
         (f"- time: {t['cpu_s'] / 3600:.2f} CPU hours ({t['time_s'] / 3600:.2f} h wall clock) on "
         f"{t['threads']} thread(s)"),
         f"- selection: {t['selection']}",
+        *_stage_lines(t.get("stages")),
         "",
         (f"Held-out masked-token loss {held['loss']:.4f}, accuracy {held['accuracy']:.4f} "
         f"(step 0: loss {t['heldout_curve'][0][1]:.4f})."),
@@ -140,17 +155,19 @@ def export(result: PretrainResult, model, tokens: list[str], *, seed: int, data_
     model.eval()
     model.save_pretrained(out)
     save_tokenizer(tokens, out, cfg.max_len)
-    last = st["heldout_curve"][-1]
-    training: dict[str, Any] = {
-        "corpus": result.corpus.summary(),
-        "command": command or f"python -m cblue_core pretrain --data {data_dir} --out {out}"
-                              + (f" --seed {seed}" if seed else ""),
-        "seed": seed, "threads": result.threads, "steps": st["step"], "passes": st["tokens"] / max(1, result.corpus_tokens),
+    command = command or (f"python -m cblue_core pretrain --data {data_dir} --out {out}"
+                          + (f" --seed {seed}" if seed else ""))
+    stage: dict[str, Any] = {
+        "corpus": result.corpus.summary(), "command": command,
+        "seed": seed, "threads": result.threads, "steps": st["step"],
         "tokens": st["tokens"], "masked_tokens": st["masked"],
         "time_s": round(st["time_s"], 1), "cpu_s": round(st["cpu_s"], 1),
         "hyperparameters": asdict(cfg), "pass_losses": st["losses"],
         "train_curve": st["train_curve"], "heldout_curve": st["heldout_curve"], "selection": SELECTION,
     }
+    training = whole_run(st.get("base"), stage, cfg, command)
+    training["passes"] = training["tokens"] / max(1, result.corpus_tokens)
+    last = training["heldout_curve"][-1]
     card = ModelCard(
         name=NAME, task="", kind=KIND,
         description=("Character encoder shared by the built-in task models: a stock BERT "
@@ -164,7 +181,8 @@ def export(result: PretrainResult, model, tokens: list[str], *, seed: int, data_
     )
     card.training["passes"] = round(card.training["passes"], 3)
     if st["step"] < cfg.steps:
-        card.extra["partial"] = {"steps": st["step"], "of": cfg.steps}
-        card.description += (f" PARTLY TRAINED: exported at step {st['step']:,} of the recipe's "
-                             f"{cfg.steps:,}, for trials only.")
+        done, whole = training["steps"], training["steps"] - st["step"] + cfg.steps
+        card.extra["partial"] = {"steps": done, "of": whole}
+        card.description += (f" PARTLY TRAINED: exported at step {done:,} of the recipe's "
+                             f"{whole:,}, for trials only.")
     return finish_card(out, card, readme(card))

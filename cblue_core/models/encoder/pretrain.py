@@ -19,11 +19,12 @@ import math
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NotRequired, cast
 
 import torch
 
 from ..builtin.common import Checkpoint, TrainState, optimizer_step, progress_bar, training_threads
+from . import continuation as C
 from . import data as D
 from .corpus import Corpus, build_corpus
 from .vocab import build_vocab, load_tokenizer, read_vocab, save_tokenizer
@@ -95,6 +96,7 @@ class PretrainState(TrainState):
     recipe: dict[str, Any]
     seed: int
     corpus_sha1: str
+    base: NotRequired[dict[str, Any]]   # a continued stage: what it kept of the encoder it started from
 
 
 @dataclass
@@ -164,12 +166,14 @@ def heldout_batches(corpus: Corpus, tokenizer, cfg: PretrainConfig, sp: D.Specia
     return out
 
 
-def _vocabulary(out_dir: Path, corpus: Corpus, cfg: PretrainConfig, resume: bool) -> list[str]:
-    """The run's vocabulary: built from the train text at the start, re-read when resuming."""
+def _vocabulary(out_dir: Path, corpus: Corpus, cfg: PretrainConfig, resume: bool,
+                base: dict[str, Any] | None) -> list[str]:
+    """The run's vocabulary: built from the train text at the start (a continued stage keeps its
+    base's), re-read when resuming."""
     folder = out_dir / TOKENIZER_DIR
     if resume and (folder / "vocab.txt").is_file():
         return read_vocab(folder)
-    tokens = build_vocab(corpus.train, cfg.min_count, cfg.max_vocab)
+    tokens = base["vocab"] if base is not None else build_vocab(corpus.train, cfg.min_count, cfg.max_vocab)
     save_tokenizer(tokens, folder, cfg.max_len)
     return tokens
 
@@ -202,6 +206,17 @@ def _fresh_state(cfg: PretrainConfig, seed: int, fingerprint: str) -> PretrainSt
             "corpus_sha1": fingerprint}
 
 
+def _check_same_base(state: PretrainState, base: dict[str, Any] | None) -> None:
+    """A checkpoint of a continued stage resumes only as that stage, from the same weights."""
+    kept = state.get("base")
+    if (kept is None) != (base is None):
+        raise ValueError("the checkpoint is a continued stage: resume it with --continue-from its base folder"
+                         if kept is not None else
+                         "the checkpoint is not a continued stage: resume it without --continue-from")
+    if kept is not None:
+        C.check_unchanged(kept)
+
+
 # Settings that change what is logged, never the weights: they may differ on resume.
 REPORTING = frozenset({"eval_every", "eval_sequences", "log_every", "checkpoint_minutes"})
 
@@ -224,14 +239,21 @@ def _check_resumable(state: PretrainState, cfg: PretrainConfig, seed: int, finge
 
 def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume: bool = False,
              max_minutes: float | None = None, max_steps: int | None = None, progress: bool = True,
-             overrides: dict | None = None, command: str = "") -> PretrainResult:
+             overrides: dict | None = None, command: str = "",
+             init_from: str | Path | None = None) -> PretrainResult:
     """Pretrain (or continue, with ``resume``) the encoder on the train text of ``data_dir``.
 
     Stops, checkpointed, when this invocation has run ``max_minutes`` (wall clock) or the run
-    has reached update ``max_steps``; ``resume`` continues from ``out_dir/checkpoint``. When
-    the recipe's last step is done, writes the model folder into ``out_dir`` (see
-    :func:`.export.export`)."""
-    cfg = make_config(overrides)
+    has reached update ``max_steps`` (of this stage); ``resume`` continues from
+    ``out_dir/checkpoint``. ``init_from``: a finished encoder folder this run continues as a
+    new stage (its weights and vocabulary; :mod:`.continuation`). When the recipe's last step
+    is done, writes the model folder into ``out_dir`` (see :func:`.export.export`)."""
+    base = C.read_base(init_from) if init_from is not None else None
+    if base is None:
+        cfg = make_config(overrides)
+    else:   # the base's recipe, its schedule replaced by the stage's
+        cfg = make_config({**C.recipe_of(base), **(overrides or {})})
+        C.check_base(base, asdict(cfg))
     threads = training_threads()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -239,7 +261,7 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
 
     corpus = build_corpus(data_dir)
     fingerprint = corpus_fingerprint(corpus)
-    tokens = _vocabulary(out_dir, corpus, cfg, resume)
+    tokens = _vocabulary(out_dir, corpus, cfg, resume, base)
     tokenizer = load_tokenizer(out_dir / TOKENIZER_DIR)
     if len(tokenizer) != len(tokens):
         raise RuntimeError(f"tokenizer has {len(tokenizer)} tokens, vocabulary {len(tokens)}")
@@ -253,15 +275,26 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
     from transformers import BertForMaskedLM
 
     torch.manual_seed(seed)
-    model = BertForMaskedLM(cfg.model_config(len(tokens), sp))
+    ckpt = Checkpoint(out_dir)
+    resuming = resume and ckpt.exists()
+    if resuming:
+        saved = cast(PretrainState, ckpt.state())
+        _check_same_base(saved, base)
+        _check_resumable(saved, cfg, seed, fingerprint)
+    if base is not None and not resuming:
+        model = BertForMaskedLM.from_pretrained(base["folder"])
+    else:
+        model = BertForMaskedLM(cfg.model_config(len(tokens), sp))
     model.train()
     opt = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(0.9, 0.98), eps=1e-6)
-    ckpt = Checkpoint(out_dir)
     state = _fresh_state(cfg, seed, fingerprint)
-    if resume and ckpt.exists():
+    if base is not None:
+        state["base"] = {k: v for k, v in base.items() if k != "vocab"}
+    if resuming:
         state = cast(PretrainState, ckpt.load(model, opt))
-        _check_resumable(state, cfg, seed, fingerprint)
         _log(f"resumed at step {state['step']} of {cfg.steps}")
+    # A continued stage counts its updates after its base's, and draws other masks and orders.
+    offset = state["base"]["steps"] if "base" in state else 0
     base_wall, base_cpu = state["time_s"], state["cpu_s"]
 
     def save() -> None:
@@ -271,11 +304,11 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
 
     if state["step"] == 0 and not state["heldout_curve"]:
         h_loss, h_acc = evaluate(model, heldout)
-        state["heldout_curve"].append([0, round(h_loss, 5), round(h_acc, 5)])
-        _log(f"held-out at step 0: loss {h_loss:.4f} acc {h_acc:.4f}")
+        state["heldout_curve"].append([offset, round(h_loss, 5), round(h_acc, 5)])
+        _log(f"held-out at step {offset}: loss {h_loss:.4f} acc {h_acc:.4f}")
 
     bar = progress_bar(total=cfg.steps, initial=state["step"], enabled=progress, desc="pretrain")
-    seqs = D.epoch_sequences(pieces, cfg.max_len, sp, seed, state["epoch"])
+    seqs = D.epoch_sequences(pieces, cfg.max_len, sp, seed + offset, state["epoch"])
     window = state["window"]
     last_ckpt = t_window = time.perf_counter()
     timed = 0                            # steps since t_window (the window may predate a resume)
@@ -292,13 +325,13 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
             state["losses"].append(round(s / max(n, 1), 5))
             state["epoch"] += 1
             state["epoch_step"], state["epoch_loss"] = 0, [0.0, 0.0]
-            seqs = D.epoch_sequences(pieces, cfg.max_len, sp, seed, state["epoch"])
+            seqs = D.epoch_sequences(pieces, cfg.max_len, sp, seed + offset, state["epoch"])
             start = 0
         step = state["step"]
         input_ids, types, attn = D.collate(seqs[start:start + cfg.batch_size], sp.pad)
-        gen = torch.Generator().manual_seed(seed * 1_000_003 + step)
+        gen = torch.Generator().manual_seed(seed * 1_000_003 + offset + step)
         masked, labels = D.mask_tokens(input_ids, sp, cfg.mask_prob, gen)
-        torch.manual_seed(seed * 1_000_033 + step)      # dropout of this step
+        torch.manual_seed(seed * 1_000_033 + offset + step)      # dropout of this step
         for group in opt.param_groups:
             group["lr"] = cfg.lr_at(step)
         loss, _ = mlm_loss(model, masked, types, attn, labels)
@@ -317,7 +350,7 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
         bar.update(1)
         if state["step"] % cfg.log_every == 0 or state["step"] == cfg.steps:
             mean = sum(window) / len(window)
-            state["train_curve"].append([state["step"], round(mean, 5), cfg.lr_at(step)])
+            state["train_curve"].append([offset + state["step"], round(mean, 5), cfg.lr_at(step)])
             per_step = (time.perf_counter() - t_window) / timed
             window.clear()
             release_freed_memory()
@@ -327,8 +360,8 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
             bar.set_postfix(loss=f"{mean:.3f}")
         if state["step"] % cfg.eval_every == 0 or state["step"] == cfg.steps:
             h_loss, h_acc = evaluate(model, heldout)
-            state["heldout_curve"].append([state["step"], round(h_loss, 5), round(h_acc, 5)])
-            _log(f"held-out at step {state['step']}: loss {h_loss:.4f} acc {h_acc:.4f}")
+            state["heldout_curve"].append([offset + state["step"], round(h_loss, 5), round(h_acc, 5)])
+            _log(f"held-out at step {offset + state['step']}: loss {h_loss:.4f} acc {h_acc:.4f}")
         if time.perf_counter() - last_ckpt > cfg.checkpoint_minutes * 60:
             save()
             last_ckpt = time.perf_counter()
