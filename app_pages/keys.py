@@ -28,7 +28,8 @@ class Sidebar:
 
     DB_PATH = "db_path"
     DB_IN_USE = "db_in_use"  # (what the field held, the file this session then opened)
-    USER_NAME = "user_name"
+    SIGN_IN = "sign_in"      # the visitor is known by the proxy or the OIDC token, never typed
+    SIGN_OUT = "sign_out"
     DEVICE = "device"
     MODEL_DIRS = "model_dirs"
     SESSION_ID = "_session_id"      # names the session (not a widget): its cursors run one user filter at a
