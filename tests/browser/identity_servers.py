@@ -1,5 +1,6 @@
-"""Real servers for the sign-in tests: Streamlit in a given identity mode, Debian's nginx as a
-non-root process in a temporary prefix, and the npm OpenID Connect provider."""
+"""Real servers for the sign-in tests: Streamlit in a given identity mode, Debian's nginx run from
+a temporary prefix on a free port (no system file or port touched), and the npm OpenID Connect
+provider."""
 from __future__ import annotations
 
 import base64
@@ -59,9 +60,11 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def streamlit(db: Path, folder: Path, env: dict[str, str], *args: str) -> Iterator[tuple[str, int]]:
-    """``streamlit run app.py`` on 127.0.0.1 with ``env`` added; yields (url, port)."""
-    port = _free_port()
+def streamlit(db: Path, folder: Path, env: dict[str, str], *args: str,
+              port: int | None = None) -> Iterator[tuple[str, int]]:
+    """``streamlit run app.py`` on 127.0.0.1 (``port`` or a free one) with ``env`` added; yields
+    (url, port)."""
+    port = port or _free_port()
     log = folder / "streamlit.log"
     full = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMLIT_", "CBLUE_STUDIO_"))}
     full.update(CBLUE_STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", **env)
