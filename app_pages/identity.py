@@ -13,7 +13,7 @@ from typing import NoReturn
 import streamlit as st
 
 from app_pages.common import md
-from app_pages.keys import Sidebar
+from app_pages.keys import SignIn
 from cblue_core.auth.identity import IdentityConfigError, Refusal, identity_config, oidc_user, proxy_user
 from cblue_core.auth.user import User, local_user
 
@@ -64,7 +64,7 @@ def sidebar_identity() -> None:
     user = require_user()
     st.caption(f"Signed in as **{md(user.name)}** ({_SOURCE[user.source]})")
     if user.source == "oidc":
-        st.button("Sign out", key=Sidebar.SIGN_OUT, on_click=st.logout)
+        st.button("Sign out", key=SignIn.SIGN_OUT, on_click=st.logout)
 
 
 _SOURCE = {"local": "this computer's account", "proxy": "through the studio's proxy",
@@ -82,8 +82,8 @@ def _stop(title: str, message: str, *, sign_in: bool = False, sign_out: bool = F
     st.title(title)
     (st.info if sign_in else st.error)(md(message))
     if sign_in:
-        st.button("Sign in", key=Sidebar.SIGN_IN, type="primary", on_click=st.login)
+        st.button("Sign in", key=SignIn.SIGN_IN, type="primary", on_click=st.login)
     if sign_out:
-        st.button("Sign out", key=Sidebar.SIGN_OUT, on_click=st.logout)
+        st.button("Sign out", key=SignIn.SIGN_OUT, on_click=st.logout)
     st.stop()
-    raise AssertionError("st.stop() returned")   # it raises; this tells mypy so
+    raise RuntimeError(f"{title}: {message}")   # st.stop() raises; outside a Streamlit run it cannot

@@ -18,5 +18,5 @@ def test_cited_docs_exist_in_the_repository():
 
 def test_the_readme_shows_the_tested_nginx_config_verbatim():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    shown = re.findall(r"^```nginx\n(.*?)^```$", readme, flags=re.S | re.M)
+    shown = re.findall(r"^```nginx\n(.*?)^```$", readme, flags=re.DOTALL | re.MULTILINE)
     assert shown == [(ROOT / "docs/deploy/nginx-proxy.conf").read_text(encoding="utf-8")]
