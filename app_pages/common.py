@@ -231,6 +231,8 @@ def demo_mode() -> bool:
 
 
 def sidebar() -> None:
+    from app_pages.identity import sidebar_identity
+
     if demo_mode():
         return          # the demo shows task and model on its page, nothing else
     with st.sidebar:
@@ -239,7 +241,7 @@ def sidebar() -> None:
                       help="A DuckDB file under the folders this server allows (its workspace/ "
                            "folder, the folder of $CBLUE_STUDIO_DB, $CBLUE_STUDIO_ROOTS); created "
                            "and filled with the sample data when new.")
-        st.text_input("Your name", key=Sidebar.USER_NAME, placeholder="shown on your annotations")
+        sidebar_identity()
         devices = ["cpu"] + (["cuda"] if _cuda() else [])
         st.selectbox("Device", devices, key=Sidebar.DEVICE,
                      help="Where models run. CUDA appears when a GPU is present.")

@@ -28,11 +28,18 @@ class Sidebar:
 
     DB_PATH = "db_path"
     DB_IN_USE = "db_in_use"  # (what the field held, the file this session then opened)
-    USER_NAME = "user_name"
     DEVICE = "device"
     MODEL_DIRS = "model_dirs"
     SESSION_ID = "_session_id"      # names the session (not a widget): its cursors run one user filter at a
                                     # time, and the workspace files it created are counted
+
+
+class SignIn:
+    """The sign-in page and the sidebar's Sign out (OIDC): a visitor is named by the proxy or the
+    token, never by a box they type into (:mod:`app_pages.identity`)."""
+
+    SIGN_IN = "sign_in"
+    SIGN_OUT = "sign_out"
 
 
 class Datasets:

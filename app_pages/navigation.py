@@ -53,6 +53,7 @@ def page_file(url_path: str) -> str:
 def main() -> None:
     """The entry point: page config, navigation, sidebar, then the page."""
     from app_pages.common import demo_mode, md, sidebar
+    from app_pages.identity import require_user
 
     # A local icon: a Material icon name would make the browser fetch the icon font from Google.
     st.set_page_config(page_title="CBLUE Studio", page_icon=str(ICON), layout="wide")
@@ -64,6 +65,7 @@ def main() -> None:
 
     page = st.navigation([st.Page(start, title="Start", url_path="start", default=True), *pages],
                          position="hidden")
+    require_user()              # a visitor the studio cannot name sees why, and no page
     if not demo_mode():
         with st.sidebar:
             for spec, p in zip(PAGES, pages):

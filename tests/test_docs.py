@@ -14,3 +14,9 @@ def test_cited_docs_exist_in_the_repository():
     assert "docs/metrics.md" in cited
     missing = sorted(c for c in cited if not (ROOT / c).is_file() and not (ROOT / "docs" / c).is_file())
     assert not missing, f"cited but not in the project: {missing}"
+
+
+def test_the_readme_shows_the_tested_nginx_config_verbatim():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = re.findall(r"^```nginx\n(.*?)^```$", readme, flags=re.DOTALL | re.MULTILINE)
+    assert shown == [(ROOT / "docs/deploy/nginx-proxy.conf").read_text(encoding="utf-8")]

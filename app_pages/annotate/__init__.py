@@ -48,7 +48,7 @@ def render() -> None:
     ws = S.page_ws()
     st.title("Annotate")
     st.caption("Correct gold spans, triples, labels and terms; every save is kept with its author, time and "
-               f"reason. Annotating as **{md(user_name())}** (set your name in the sidebar).")
+               f"reason. Annotating as **{md(user_name())}**.")
     read_only_notice("editing")
     datasets = [d for d in ws.datasets.all() if annotation_field(get_task(d.task)) is not None]
     if not datasets:

@@ -63,6 +63,14 @@ def opened(path: str, query: dict | None = None) -> AppTest:
     return at.run()
 
 
+def signed_in(at: AppTest, name: str, monkeypatch) -> AppTest:
+    """Act as ``name``: single sign-on mode with AppTest's own ``st.user``, which a visitor cannot
+    set (the studio has no box to type a name into)."""
+    monkeypatch.setenv("CBLUE_STUDIO_AUTH", "oidc")
+    at.user = {"is_logged_in": True, "sub": name}
+    return at
+
+
 def html_of(at: AppTest) -> str:
     """All HTML the page rendered with st.html."""
     return "\n".join(str(getattr(e, "body", "") or getattr(e.proto, "body", "")) for e in at.get("html"))

@@ -18,7 +18,7 @@ from cblue_core.render.palette import PALETTE
 from cblue_core.runs import import_run
 from cblue_core.store.workspace import connect
 from cblue_core.tasks import get_task
-from tests.app_pages.conftest import APP, count_calls, html_of
+from tests.app_pages.conftest import APP, count_calls, html_of, signed_in
 from tests.conftest import SAMPLE_DATA
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,8 +43,7 @@ def open_page(ann_db, monkeypatch):
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(ann_db))
 
     def open_page(query: dict | None = None, user: str = "alice") -> AppTest:
-        at = AppTest.from_file(APP, default_timeout=60)
-        at.session_state["user_name"] = user
+        at = signed_in(AppTest.from_file(APP, default_timeout=60), user, monkeypatch)
         at.run()
         at.switch_page(PAGE)
         for k, v in (query or {}).items():

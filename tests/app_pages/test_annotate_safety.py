@@ -17,7 +17,7 @@ from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.records import Span
 from cblue_core.store.annotations import AnnotationStore
 from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import APP
+from tests.app_pages.conftest import APP, signed_in
 from tests.app_pages.test_annotate import button, messages, ok
 from tests.conftest import SAMPLE_DATA
 
@@ -37,8 +37,7 @@ def make_opener(monkeypatch, db):
     monkeypatch.setenv("CBLUE_STUDIO_DB", str(db))
 
     def open_page(query: dict | None = None, user: str = "alice") -> AppTest:
-        at = AppTest.from_file(APP, default_timeout=60)
-        at.session_state["user_name"] = user
+        at = signed_in(AppTest.from_file(APP, default_timeout=60), user, monkeypatch)
         at.run()
         at.switch_page(PAGE)
         for k, v in (query or {}).items():

@@ -1,0 +1,118 @@
+"""Trusted-proxy sign-in with real parts: Debian's nginx serving docs/deploy/nginx-proxy.conf as
+the README shows it (basic authentication, the user and the shared secret passed on), Streamlit
+behind it in proxy mode, and Chromium signing in as two users."""
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+
+import pytest
+from playwright.sync_api import expect
+
+from cblue_core.ingest import bootstrap_sample_data
+from cblue_core.store.workspace import connect
+from tests.browser.identity_servers import nginx, nginx_binary, streamlit
+from tests.browser.test_deep_link import wait_rendered
+from tests.conftest import SAMPLE_DATA
+
+pytestmark = pytest.mark.browser
+
+SECRET = "nginx-shares-this-0f3a9c2e71"
+# name -> (role, password). Roles arrive with the roles branch; the viewer's refused save is added
+# there, beside the annotator's save below.
+USERS = {"li.wei": ("annotator", "pw-li-wei"), "zhang.min": ("viewer", "pw-zhang-min")}
+EXAMPLE = "/annotate?task=KUAKE-QIC&split=dev&example=0"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """nginx in front of Streamlit in proxy mode; yields (nginx URL, Streamlit's own URL)."""
+    nginx_binary()
+    folder = tmp_path_factory.mktemp("proxy")
+    db = folder / "ws.duckdb"
+    ws = connect(db)
+    bootstrap_sample_data(ws, SAMPLE_DATA)
+    ws.close()
+    env = {"CBLUE_STUDIO_AUTH": "proxy", "CBLUE_STUDIO_USER_HEADER": "X-Remote-User",
+           "CBLUE_STUDIO_PROXY_SECRET": SECRET}
+    with streamlit(db, folder, env) as (direct, port), \
+            nginx(folder, port, {name: pw for name, (_, pw) in USERS.items()}, SECRET) as proxied:
+        yield proxied, direct
+
+
+def signed_in_page(browser, name: str, **options):
+    context = browser.new_context(http_credentials={"username": name, "password": USERS[name][1]},
+                                  viewport={"width": 1400, "height": 1000}, **options)
+    return context, context.new_page()
+
+
+def sidebar(page):
+    return page.locator('[data-testid="stSidebar"]')
+
+
+def save_a_label(page, reason: str) -> None:
+    """On the Annotate page of a classification example: pick another label, give a reason, Save."""
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="Label").click()
+    page.locator('[role="option"][aria-selected="false"]').first.click()
+    reason_box = page.get_by_label("Reason for the edit (kept with it)")
+    reason_box.fill(reason)
+    reason_box.press("Enter")
+    save = page.get_by_role("button", name="Save", exact=True)
+    expect(save).to_be_enabled(timeout=30_000)
+    save.click()
+
+
+@pytest.mark.parametrize("name", list(USERS))
+def test_each_user_sees_their_own_name_through_nginx(served, browser, name, output_dir):
+    proxied, _ = served
+    # A header the browser sends is replaced by nginx's: it cannot pick another name.
+    context, page = signed_in_page(browser, name, extra_http_headers={"X-Remote-User": "admin"})
+    try:
+        page.goto(proxied + "/datasets", timeout=60_000)
+        wait_rendered(page)
+        expect(sidebar(page)).to_contain_text(f"Signed in as {name}", timeout=30_000)
+        assert "admin" not in sidebar(page).inner_text()
+        assert page.locator("h1").first.inner_text() == "Datasets"
+        page.screenshot(path=str(output_dir / f"proxy_signed_in_{name}.png"))
+    finally:
+        context.close()
+
+
+def test_an_annotation_saved_through_nginx_carries_the_proxys_user(served, browser):
+    proxied, _ = served
+    name = next(n for n, (role, _) in USERS.items() if role == "annotator")
+    context, page = signed_in_page(browser, name)
+    try:
+        page.goto(proxied + EXAMPLE, timeout=60_000)
+        wait_rendered(page)
+        expect(page.get_by_text(f"Annotating as {name}")).to_be_visible(timeout=30_000)
+        save_a_label(page, "checked against the query")
+        expect(page.get_by_text("Saved example 0")).to_be_visible(timeout=30_000)
+        # The history is read back from the workspace's annotation events: author, time, kind, reason.
+        history = page.locator('[data-testid="stCaptionContainer"]').filter(has_text="checked against the query")
+        expect(history.first).to_contain_text(f"· {name} ·", timeout=30_000)
+    finally:
+        context.close()
+
+
+def test_nginx_asks_for_a_password(served):
+    proxied, _ = served
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(proxied + "/", timeout=10)
+    assert refused.value.code == 401
+
+
+def test_a_direct_request_with_a_forged_user_header_is_refused(served, browser, output_dir):
+    _, direct = served
+    context = browser.new_context(extra_http_headers={"X-Remote-User": "li.wei"})
+    try:
+        page = context.new_page()
+        page.goto(direct + EXAMPLE, timeout=60_000)      # a deep link runs the page file on its own
+        wait_rendered(page)
+        assert page.locator("h1").first.inner_text() == "Not signed in"
+        expect(page.get_by_text("did not come through the studio")).to_be_visible()
+        assert "li.wei" not in page.inner_text("body")
+        assert not page.locator('[data-testid="stPageLink-NavLink"]').count()
+        page.screenshot(path=str(output_dir / "proxy_direct_refused.png"))
+    finally:
+        context.close()
