@@ -7,6 +7,7 @@ left out and counted (``LabelIssues.excluded_training``).
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,10 +75,6 @@ def find_label_issues(task: TaskSpec, gold: Sequence[Example], predictions: Sequ
 
     Raises NoClassProbabilities for a task without one class per record, ProbabilitiesMissing
     when a gold example's prediction lacks probabilities, ValueError for an unknown ``rank_by``."""
-    import numpy as np
-    from cleanlab.filter import find_label_issues as cleanlab_issues
-    from cleanlab.rank import get_label_quality_scores
-
     if task.kind not in ONE_CLASS_KINDS:
         raise NoClassProbabilities(f"{task.name} is {task.kind.value}: label issues need one class per "
                                    "record (classification or text-pair tasks)")
@@ -101,20 +98,47 @@ def find_label_issues(task: TaskSpec, gold: Sequence[Example], predictions: Sequ
         dists.append(dist)
     if len(examined) < 2:   # cleanlab estimates noise rates from the split: one record is no split
         return LabelIssues([], excluded_training, len(examined))
-    # Only classes some record is given or most probably is: a declared class no one uses
+    found = confident_learning([str(ex.label) for ex in examined], dists,
+                               class_order(task, examined, dists), rank_by)
+    issues = [_issue(examined[i], found.classes, found.probs[i], q) for i, q in found.ranked]
+    return LabelIssues(issues, excluded_training, len(examined))
+
+
+@dataclass(frozen=True)
+class Confident:
+    """cleanlab's verdict on a set of items: ``ranked`` are (item, label quality) of the items
+    whose given label is probably wrong, most likely first; ``probs`` the items' distributions
+    over ``classes``, normalised."""
+    ranked: list[tuple[int, float]]
+    classes: list[str]
+    probs: Any
+
+
+def confident_learning(given: Sequence[str], dists: Sequence[dict[str, float]], order: Sequence[str],
+                       rank_by: str) -> Confident:
+    """Confident learning over items with a given label and a model's distribution each (two
+    items at least); ``order`` lists the classes (every given label among them)."""
+    import numpy as np
+    from cleanlab.filter import find_label_issues as cleanlab_issues
+    from cleanlab.rank import get_label_quality_scores
+
+    # Only classes some item is given or most probably is: a declared class no one uses
     # makes cleanlab warn about a class without examples; its little mass is spread over the rest.
-    used = {str(ex.label) for ex in examined} | {max(d, key=lambda c: d[c]) for d in dists}
-    classes = [c for c in class_order(task, examined, dists) if c in used]
+    used = set(given) | {max(d, key=lambda c: d[c]) for d in dists}
+    classes = [c for c in order if c in used]
     column = {c: i for i, c in enumerate(classes)}
     probs = np.array([[float(d.get(c, 0.0)) for c in classes] for d in dists])
     # Stored probabilities are rounded (6 places), and cleanlab wants rows summing to 1.
     totals = probs.sum(axis=1, keepdims=True)
     probs = np.divide(probs, totals, out=np.full_like(probs, 1.0 / len(classes)), where=totals > 0)
-    labels = np.array([column[str(ex.label)] for ex in examined])
-    ranked = cleanlab_issues(labels, probs, return_indices_ranked_by=rank_by, n_jobs=1)
+    labels = np.array([column[g] for g in given])
+    with warnings.catch_warnings():
+        # A class given to one item or none is ordinary here (a rare entity type); cleanlab
+        # keeps such an item rather than flag it, and says so for every such class.
+        warnings.filterwarnings("ignore", message="May not flag all label issues", category=UserWarning)
+        ranked = cleanlab_issues(labels, probs, return_indices_ranked_by=rank_by, n_jobs=1)
     quality = get_label_quality_scores(labels, probs, method=rank_by)
-    issues = [_issue(examined[i], classes, probs[i], float(quality[i])) for i in ranked]
-    return LabelIssues(issues, excluded_training, len(examined))
+    return Confident([(int(i), round(float(quality[i]), 6)) for i in ranked], classes, probs)
 
 
 def _issue(ex: Example, classes: list[str], row: Any, score: float) -> LabelIssue:
@@ -123,4 +147,4 @@ def _issue(ex: Example, classes: list[str], row: Any, score: float) -> LabelIssu
     others = [i for i in range(len(classes)) if i != g]
     best = max(others, key=lambda i: row[i])
     reason = f"model gives {row[best]:.2f} to {classes[best]}, gold says {given} ({row[g]:.2f})"
-    return LabelIssue(ex.index, ex.key, round(score, 6), reason, given, classes[best])
+    return LabelIssue(ex.index, ex.key, score, reason, given, classes[best])
