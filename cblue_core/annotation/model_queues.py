@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..records import Example
 from ..tasks import Kind, TaskSpec, get_task
-from .label_issues import LabelIssues, find_label_issues
+from .label_issues import ONE_CLASS_KINDS, LabelIssues, find_label_issues
 from .review import ReviewItem
 from .span_issues import find_span_issues
 from .uncertainty import rank_uncertain
@@ -31,6 +31,18 @@ class ModelQueue:
     examined: int = 0                          # gold examples judged
     excluded_training: int = 0                 # left out: the model was trained on them
     training_known: bool = False               # False: the run does not say what its model saw
+
+
+def supports(task: TaskSpec) -> bool:
+    """Whether a model's probabilities on this task can drive the queues (one class per record,
+    or entity spans)."""
+    return task.kind in ONE_CLASS_KINDS or task.kind is Kind.SPANS
+
+
+def drives_queues(run) -> bool:
+    """Whether a run can carry a model's probabilities: a model run (an imported file or an
+    LLM endpoint's answers carry labels only)."""
+    return run.source == "model"
 
 
 def find_issues(task: TaskSpec, gold: Sequence[Example], predictions: Sequence[Example],
