@@ -38,6 +38,7 @@ class LabelIssue:
     reason: str       # in plain words, e.g. "model gives 0.97 to 治疗方案, gold says 其他 (0.01)"
     given: str        # the gold label
     suggested: str    # the label the model finds most probable among the others
+    extent: tuple[int, int] | None = None   # span tasks: the [start, end) the issue is about
 
     def to_json(self) -> dict[str, Any]:
         return {"idx": self.idx, "key": self.key, "score": self.score, "reason": self.reason,
@@ -78,15 +79,11 @@ def find_label_issues(task: TaskSpec, gold: Sequence[Example], predictions: Sequ
     if task.kind not in ONE_CLASS_KINDS:
         raise NoClassProbabilities(f"{task.name} is {task.kind.value}: label issues need one class per "
                                    "record (classification or text-pair tasks)")
-    if rank_by not in RANKINGS:
-        raise ValueError(f"rank_by must be one of {', '.join(RANKINGS)} (got {rank_by!r})")
-    skip = set(excluded)
-    by_index = {p.index: p for p in predictions}
-    excluded_training = sum(1 for ex in gold if ex.index in skip)
+    kept, by_index, excluded_training = judged(gold, predictions, excluded, rank_by)
     examined: list[Example] = []
     dists: list[dict[str, float]] = []
-    for ex in gold:
-        if ex.index in skip or not ex.label:
+    for ex in kept:
+        if not ex.label:
             continue
         pred = by_index.get(ex.index)
         dist = pred.meta.get("probabilities") if pred is not None else None
@@ -102,6 +99,17 @@ def find_label_issues(task: TaskSpec, gold: Sequence[Example], predictions: Sequ
                                class_order(task, examined, dists), rank_by)
     issues = [_issue(examined[i], found.classes, found.probs[i], q) for i, q in found.ranked]
     return LabelIssues(issues, excluded_training, len(examined))
+
+
+def judged(gold: Sequence[Example], predictions: Sequence[Example], excluded: Collection[int],
+           rank_by: str) -> tuple[list[Example], dict[int, Example], int]:
+    """The gold examples to judge (not ``excluded``), the predictions by index, and how many
+    were left out; ValueError for an unknown ``rank_by``."""
+    if rank_by not in RANKINGS:
+        raise ValueError(f"rank_by must be one of {', '.join(RANKINGS)} (got {rank_by!r})")
+    skip = set(excluded)
+    kept = [ex for ex in gold if ex.index not in skip]
+    return kept, {p.index: p for p in predictions}, len(gold) - len(kept)
 
 
 @dataclass(frozen=True)
@@ -138,7 +146,11 @@ def confident_learning(given: Sequence[str], dists: Sequence[dict[str, float]], 
         warnings.filterwarnings("ignore", message="May not flag all label issues", category=UserWarning)
         ranked = cleanlab_issues(labels, probs, return_indices_ranked_by=rank_by, n_jobs=1)
     quality = get_label_quality_scores(labels, probs, method=rank_by)
-    return Confident([(int(i), round(float(quality[i]), 6)) for i in ranked], classes, probs)
+    # Equal quality is common (a given class the model gives no mass at all scores 0): the item
+    # whose other class the model is surest of goes first.
+    rival = np.where(np.arange(len(classes)) == labels[:, None], -1.0, probs).max(axis=1)
+    order = sorted((int(i) for i in ranked), key=lambda i: (round(float(quality[i]), 6), -rival[i]))
+    return Confident([(i, round(float(quality[i]), 6)) for i in order], classes, probs)
 
 
 def _issue(ex: Example, classes: list[str], row: Any, score: float) -> LabelIssue:

@@ -73,8 +73,9 @@ def model_queue(ws, run_id: int, kind: str, *, limit: int | None = 100) -> Model
     if run is None:
         raise ValueError(f"no run {run_id} in the workspace")
     task = get_task(run.task)
-    gold = ws.annotations.gold_examples(run.dataset_id)
     predictions = ws.runs.predictions(run_id)
+    have = {p.index for p in predictions}   # a run on the start of the split (run --limit)
+    gold = [g for g in ws.annotations.gold_examples(run.dataset_id) if g.index in have]
     seen = training_indices(ws, run)
     if kind == GOLD_ERRORS:
         issues = find_issues(task, gold, predictions, seen or ())

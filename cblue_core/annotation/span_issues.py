@@ -21,12 +21,12 @@ from collections.abc import Collection, Sequence
 from ..records import Example, Span
 from ..tasks import Kind, TaskSpec
 from .label_issues import (
-    RANKINGS,
     LabelIssue,
     LabelIssues,
     NoClassProbabilities,
     ProbabilitiesMissing,
     confident_learning,
+    judged,
 )
 
 NO_SPAN = "(no span)"
@@ -60,38 +60,31 @@ def find_span_issues(task: TaskSpec, gold: Sequence[Example], predictions: Seque
     if task.kind is not Kind.SPANS:
         raise NoClassProbabilities(f"{task.name} is {task.kind.value}: span label issues need entity "
                                    "spans (span extraction tasks)")
-    if rank_by not in RANKINGS:
-        raise ValueError(f"rank_by must be one of {', '.join(RANKINGS)} (got {rank_by!r})")
-    skip = set(excluded)
-    by_index = {p.index: p for p in predictions}
-    excluded_training = sum(1 for ex in gold if ex.index in skip)
-    examined = 0
+    kept, by_index, excluded_training = judged(gold, predictions, excluded, rank_by)
     units: list[tuple[Example, Span | None, Span, float]] = []   # (example, gold span, predicted, p)
-    for ex in gold:
-        if ex.index in skip:
-            continue
+    for ex in kept:
         predicted = span_probabilities(task, by_index.get(ex.index), ex)
-        examined += 1
         gold_at = {(s.start, s.end): s for s in reversed(ex.spans)}   # the first gold span per extent
         units += [(ex, gold_at.get((s.start, s.end)), s, p) for s, p in predicted]
     if len(units) < 2:
-        return LabelIssues([], excluded_training, examined)
+        return LabelIssues([], excluded_training, len(kept))
     given = [g.type if g is not None else NO_SPAN for _, g, _, _ in units]
     dists = [{s.type: p, NO_SPAN: 1.0 - p} if p < 1.0 else {s.type: 1.0} for _, _, s, p in units]
     order = [lab.code for lab in task.labels]
     order += sorted({c for c in given + [s.type for _, _, s, _ in units] if c not in order and c != NO_SPAN})
     found = confident_learning(given, dists, order + [NO_SPAN], rank_by)
     issues = [_issue(*units[i], quality) for i, quality in found.ranked]
-    return LabelIssues(issues, excluded_training, examined)
+    return LabelIssues(issues, excluded_training, len(kept))
 
 
 def _issue(ex: Example, gold: Span | None, pred: Span, p: float, quality: float) -> LabelIssue:
     span = Span(pred.start, pred.end, pred.type, pred.text or ex.text[pred.start:pred.end])
+    extent = (span.start, span.end)
     if gold is None:
         reason = f"model finds {describe(span)} at {p:.2f}; gold has no span there"
-        return LabelIssue(ex.index, ex.key, quality, reason, NO_SPAN, describe(span))
+        return LabelIssue(ex.index, ex.key, quality, reason, NO_SPAN, describe(span), extent)
     if gold.type != pred.type:
         reason = f"model types {span.text!r} [{span.start}, {span.end}) as {span.type} at {p:.2f}; gold says {gold.type}"
-        return LabelIssue(ex.index, ex.key, quality, reason, describe(gold), describe(span))
+        return LabelIssue(ex.index, ex.key, quality, reason, describe(gold), describe(span), extent)
     reason = f"model gives the gold span {describe(gold)} only {p:.2f}"
-    return LabelIssue(ex.index, ex.key, quality, reason, describe(gold), NO_SPAN)
+    return LabelIssue(ex.index, ex.key, quality, reason, describe(gold), NO_SPAN, extent)

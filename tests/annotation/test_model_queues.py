@@ -9,48 +9,14 @@ from cblue_core.annotation import Annotation
 from cblue_core.annotation.label_issues import ProbabilitiesMissing
 from cblue_core.annotation.model_queues import GOLD_ERRORS, UNCERTAIN, model_queue
 from cblue_core.annotation.review import review_queue
-from cblue_core.models.provenance import fingerprint
-from cblue_core.records import Example
 from cblue_core.runs import record_run
-from tests.annotation.conftest import ingest, write_json
-
-CLASSES = ("病情诊断", "病因分析", "治疗方案", "其他")
-FLIPPED = {3: ("治疗方案", 0.97), 10: ("其他", 0.92), 17: ("病因分析", 0.95)}   # idx -> (truth, p)
-TIE = 6           # the model splits 0.48 / 0.45 on this one
-
-
-def dist(best: str, p: float, second: str | None = None, q: float = 0.0) -> dict[str, float]:
-    rest = [c for c in CLASSES if c not in (best, second)]
-    out = {c: (1 - p - q) / len(rest) for c in rest}
-    out[best] = p
-    if second:
-        out[second] = q
-    return out
+from tests.annotation.planted_qic import CLASSES, FLIPPED, TIE, planted_run
 
 
 @pytest.fixture
 def qic(ws, tmp_path):
     """KUAKE-QIC dev with three flipped labels; a model run trained on record 17 (one of them)."""
-    records = []
-    for i in range(32):
-        true = CLASSES[i % 4]
-        given = next(c for c in CLASSES if c != FLIPPED[i][0]) if i in FLIPPED else true
-        records.append({"id": f"q{i}", "query": f"问题{i}", "label": given})
-    did = ingest(ws, write_json(tmp_path / "KUAKE-QIC_dev.json", records))
-    gold = ws.datasets.examples(did)
-    preds = []
-    for ex in gold:
-        if ex.index in FLIPPED:
-            truth, p = FLIPPED[ex.index]
-            d = dist(truth, p)
-        elif ex.index == TIE:
-            truth, d = str(ex.label), dist(str(ex.label), 0.48, CLASSES[(ex.index + 1) % 4], 0.45)
-        else:
-            truth, d = str(ex.label), dist(str(ex.label), 0.85)
-        preds.append(Example(key=ex.key, index=ex.index, label=truth, meta={"probabilities": d}))
-    run = record_run(ws, did, preds, name="model", source="model", model="fake", n_boot=0,
-                     training_records=frozenset({fingerprint(gold[17])}))
-    return ws, did, run.run_id
+    return (ws, *planted_run(ws, tmp_path))
 
 
 def test_gold_error_queue_orders_the_flips_and_counts_training_records(qic):
@@ -95,3 +61,9 @@ def test_one_run_all_wrong_is_ranked_by_the_models_confidence(qic):
     assert sorted(wrong, key=lambda i: -wrong[i].score) == [3, 17, 10]   # 0.97, 0.95, 0.92
     assert wrong[3].score == pytest.approx(0.97)
     assert wrong[3].detail.endswith("model confidence in its answer 0.97")
+
+
+def test_a_run_on_the_start_of_the_split_ranks_that_start(ws, tmp_path):
+    _did, run_id = planted_run(ws, tmp_path, limit=8)
+    q = model_queue(ws, run_id, UNCERTAIN, limit=None)
+    assert sorted(it.idx for it in q.items) == list(range(8)) and q.items[0].idx == TIE

@@ -53,6 +53,7 @@ def test_retyped_and_dropped_gold_spans_are_found_first():
     assert (retyped.given, retyped.suggested) == ("sym '头痛' [9, 11)", "dis '头痛' [9, 11)")
     assert retyped.reason == "model types '头痛' [9, 11) as dis at 0.95; gold says sym"
     assert retyped.score < dropped.score      # lower quality: more likely wrong
+    assert (retyped.extent, dropped.extent) == ((9, 11), (2, 4))
 
 
 def test_a_gold_span_the_model_barely_believes_is_flagged():

@@ -4,62 +4,25 @@ gold errors" and "most uncertain" queues list their items in order with why, say
 training records were left out, and open an item in the editor with the run's suggestions."""
 from __future__ import annotations
 
-import json
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblue_core.ingest import ingest_file
-from cblue_core.models.provenance import fingerprint
-from cblue_core.records import Example
-from cblue_core.runs import record_run
 from cblue_core.store.workspace import connect
+from tests.annotation.planted_qic import CLASSES, TIE, planted_run
 from tests.app_pages.conftest import APP
-
-CLASSES = ("病情诊断", "病因分析", "治疗方案", "其他")
-FLIPPED = {3: ("治疗方案", 0.97), 10: ("其他", 0.92), 17: ("病因分析", 0.95)}   # idx -> (truth, p)
-TIE = 6
-
-
-def dist(best: str, p: float, second: str | None = None, q: float = 0.0) -> dict[str, float]:
-    rest = [c for c in CLASSES if c not in (best, second)]
-    out = {c: (1 - p - q) / len(rest) for c in rest}
-    out[best] = p
-    if second:
-        out[second] = q
-    return out
 
 
 @pytest.fixture(scope="module")
 def review_db(tmp_path_factory):
     """KUAKE-QIC dev with three flipped labels and one model run (trained on record 17)."""
     folder = tmp_path_factory.mktemp("review")
-    records = [{"id": f"q{i}", "query": f"问题{i}",
-                "label": next(c for c in CLASSES if c != FLIPPED[i][0]) if i in FLIPPED else CLASSES[i % 4]}
-               for i in range(32)]
-    path = folder / "KUAKE-QIC_dev.json"
-    path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
     db = folder / "review.duckdb"
     ws = connect(db)
     try:
-        out = ingest_file(ws, path)
-        assert out.ok, out.message
-        did = out.result.dataset_id
-        gold = ws.datasets.examples(did)
-        preds = []
-        for ex in gold:
-            truth, d = str(ex.label), dist(str(ex.label), 0.85)
-            if ex.index in FLIPPED:
-                truth, p = FLIPPED[ex.index]
-                d = dist(truth, p)
-            elif ex.index == TIE:
-                d = dist(truth, 0.48, CLASSES[(TIE + 1) % 4], 0.45)
-            preds.append(Example(key=ex.key, index=ex.index, label=truth, meta={"probabilities": d}))
-        run = record_run(ws, did, preds, name="qic model", source="model", model="fake", n_boot=0,
-                         training_records=frozenset({fingerprint(gold[17])}))
+        _did, run_id = planted_run(ws, folder)
     finally:
         ws.close()
-    return {"db": db, "run": run.run_id}
+    return {"db": db, "run": run_id}
 
 
 @pytest.fixture
