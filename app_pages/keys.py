@@ -184,6 +184,7 @@ class Annotate:
     # Review queue
     QUEUE_LAST = "ann_rq_last"
     QUEUE_KIND = "ann_rq_kind"          # which queue: the review reasons, or a run's model queue
+    QUEUE_MEASURE = "ann_rq_measure"    # the uncertainty of class probabilities: margin or entropy
     QUEUE_PICK = "ann_rq_pick"
     QUEUE_OPEN = "ann_rq_open"
 

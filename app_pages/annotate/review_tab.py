@@ -14,6 +14,7 @@ from app_pages.keys import Annotate as K
 from cblue_core.annotation.label_issues import NoClassProbabilities, ProbabilitiesMissing
 from cblue_core.annotation.model_queues import GOLD_ERRORS, UNCERTAIN, ModelQueue, drives_queues, supports
 from cblue_core.annotation.review import ReviewItem
+from cblue_core.annotation.uncertainty import MEASURES, has_measures
 
 REASONS = "reasons"             # the review reasons' queue; a run's queue is "<kind>:<run id>"
 QUEUE_NAMES = {GOLD_ERRORS: "likely gold errors", UNCERTAIN: "most uncertain"}
@@ -29,11 +30,11 @@ def queue(path: str, dataset_id: int, head_event: int, runs: tuple[int, ...]) ->
 
 
 @st.cache_data(max_entries=16, show_spinner="Ranking the run's examples…")
-def run_queue(path: str, dataset_id: int, head_event: int, run_id: int, kind: str) -> ModelQueue:
+def run_queue(path: str, dataset_id: int, head_event: int, run_id: int, kind: str, measure: str) -> ModelQueue:
     """One run's queue, once per gold state (``dataset_id`` and ``head_event`` key the cache)."""
     from cblue_core.annotation.model_queues import model_queue
 
-    return model_queue(shared_workspace(path).cursor(), run_id, kind)
+    return model_queue(shared_workspace(path).cursor(), run_id, kind, measure=measure)
 
 
 def queue_choices(ctx: Context) -> dict[str, str]:
@@ -72,8 +73,13 @@ def render(ctx: Context) -> None:
                    "Select a row (or pick one below) to open it in the editor.")
     else:
         kind, run_id = choice.split(":")[0], int(choice.split(":")[1])
+        measure = "margin"
+        if kind == UNCERTAIN and has_measures(ctx.task):
+            measure = st.radio("Uncertainty", MEASURES, horizontal=True, key=K.QUEUE_MEASURE,
+                               help="margin: between the two most probable classes; entropy: of the "
+                                    "whole distribution (a three-way split counts)")
         try:
-            mq = run_queue(db_path(), did, head, run_id, kind)
+            mq = run_queue(db_path(), did, head, run_id, kind, measure)
         except (NoClassProbabilities, ProbabilitiesMissing) as exc:
             st.info(f"This run cannot rank the examples: {md(str(exc))}")
             return
@@ -88,8 +94,8 @@ def render(ctx: Context) -> None:
 def _model_caption(mq: ModelQueue, name: str) -> str:
     what = ("gold labels or spans the model's probabilities say are probably wrong (confident learning), "
             "most likely first" if mq.kind == GOLD_ERRORS else
-            "examples the model is least sure of (margin between its two best classes, or its least "
-            "confident span), least sure first")
+            "examples the model is least sure of (margin or entropy of its class probabilities, or its "
+            "least confident span), least sure first")
     left = (f"{mq.excluded_training:,} example(s) left out: the run's model was trained on them"
             if mq.training_known else "the run does not say which examples its model was trained on: none left out")
     return (f"{name}: {what}. {len(mq.items):,} shown of {mq.examined:,} examples judged; {left}. "

@@ -149,8 +149,8 @@ def confident_learning(given: Sequence[str], dists: Sequence[dict[str, float]], 
     # Equal quality is common (a given class the model gives no mass at all scores 0): the item
     # whose other class the model is surest of goes first.
     rival = np.where(np.arange(len(classes)) == labels[:, None], -1.0, probs).max(axis=1)
-    order = sorted((int(i) for i in ranked), key=lambda i: (round(float(quality[i]), 6), -rival[i]))
-    return Confident([(i, round(float(quality[i]), 6)) for i in order], classes, probs)
+    first = sorted((int(i) for i in ranked), key=lambda i: (round(float(quality[i]), 6), -rival[i]))
+    return Confident([(i, round(float(quality[i]), 6)) for i in first], classes, probs)
 
 
 def _issue(ex: Example, classes: list[str], row: Any, score: float) -> LabelIssue:

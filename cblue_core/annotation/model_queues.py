@@ -63,9 +63,9 @@ def training_indices(ws, run) -> list[int] | None:
     return ws.runs.seen_indices([run.run_id]) if ts is not None and ts.declared else None
 
 
-def model_queue(ws, run_id: int, kind: str, *, limit: int | None = 100) -> ModelQueue:
+def model_queue(ws, run_id: int, kind: str, *, limit: int | None = 100, measure: str = "margin") -> ModelQueue:
     """The ``kind`` queue of run ``run_id`` on its split's current gold, its first ``limit``
-    items. Raises ValueError for an unknown run or kind, and the finders' errors
+    items (``measure``: the uncertainty of class probabilities, see :mod:`.uncertainty`). Raises ValueError for an unknown run or kind, and the finders' errors
     (NoClassProbabilities, ProbabilitiesMissing) for a run that cannot drive the queue."""
     if kind not in QUEUE_KINDS:
         raise ValueError(f"unknown queue {kind!r}; known: {', '.join(QUEUE_KINDS)}")
@@ -82,7 +82,7 @@ def model_queue(ws, run_id: int, kind: str, *, limit: int | None = 100) -> Model
         items = [ReviewItem(i.idx, GOLD_ERRORS, round(1.0 - i.score, 6), i.reason) for i in issues.issues]
         examined, excluded = issues.examined, issues.excluded_training
     else:
-        ranked = rank_uncertain(task, gold, predictions, seen or ())
+        ranked = rank_uncertain(task, gold, predictions, seen or (), measure=measure)
         items = [ReviewItem(it.idx, UNCERTAIN, it.score, it.reason) for it in ranked.items]
         examined, excluded = ranked.examined, ranked.excluded_training
     return ModelQueue(run_id, kind, items[:limit] if limit else items, examined, excluded, seen is not None)

@@ -25,6 +25,12 @@ from .span_issues import describe, span_probabilities
 MEASURES = ("margin", "entropy")
 
 
+def has_measures(task: TaskSpec) -> bool:
+    """Whether ``measure`` changes the order on this task (class probabilities; spans use the
+    least confident span)."""
+    return task.kind in ONE_CLASS_KINDS
+
+
 @dataclass(frozen=True)
 class UncertainExample:
     idx: int

@@ -75,6 +75,9 @@ def test_most_uncertain_queue_puts_the_near_tie_first(review_tab, review_db):
     assert table["idx"].iloc[0] == TIE and table["reason"].iloc[0] == "uncertain"
     assert table["why"].iloc[0] == f"margin 0.03 between {CLASSES[TIE % 4]} and {CLASSES[(TIE + 1) % 4]}"
     assert 17 not in set(table["idx"])
+    at.radio(key="ann_rq_measure").set_value("entropy")
+    why = ok(at.run()).dataframe[0].value["why"]
+    assert why.iloc[0].startswith("entropy ") and why.str.startswith("margin").sum() == 0
 
 
 def test_opening_an_item_sets_the_example_and_the_suggestion_source(review_tab, review_db):
