@@ -2,7 +2,9 @@
 the gold labels of a run's split that its class probabilities say are probably wrong
 (:mod:`cblue_core.annotation.label_issues`), or for a span task the gold spans its span
 probabilities say are (:mod:`cblue_core.annotation.span_issues`: one issue per span, ``given``
-and ``suggested`` read ``type 'text' [start, end)`` or ``(no span)``), most likely first.
+and ``suggested`` read ``type 'text' [start, end)`` or ``(no span)``), or for CMeIE the gold
+mentions its candidate subjects and objects say are (:mod:`cblue_core.annotation.mention_issues`),
+most likely first.
 
     python -m cblue_core label-issues --run ID [--top N] [--rank-by self_confidence|normalized_margin]
         [--db FILE] [--json]
@@ -10,7 +12,8 @@ and ``suggested`` read ``type 'text' [start, end)`` or ``(no span)``), most like
 ``--json`` prints ``{"issues": [{"idx", "key", "score", "reason", "given", "suggested"}],
 "excluded_training": n}``. The examples the run's model was trained on (the run's stored
 ``training_overlap``) are left out. Exit codes: 0 ranked; 1 no such run, a task with neither
-one class per record nor entity spans, a run without class (or span) probabilities; 2 a usage
+one class per record nor entity spans nor relations, a run without class (or span, or
+candidate mention) probabilities; 2 a usage
 error, or no such or a locked workspace (reported by :func:`cblue_core.cli.main`, like the other reading commands).
 """
 from __future__ import annotations

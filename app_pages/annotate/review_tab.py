@@ -40,10 +40,10 @@ def run_queue(path: str, dataset_id: int, head_event: int, run_id: int, kind: st
 def queue_choices(ctx: Context) -> dict[str, str]:
     """Queue id -> its name in the picker: the review reasons first, then each model run's."""
     out = {REASONS: "review reasons (validation, runs wrong or disagreeing, inconsistent types)"}
-    if supports(ctx.task):
-        for run in ctx.ws.runs.all(ctx.dataset_id):
-            if drives_queues(run):
-                out.update({f"{kind}:{run.run_id}": f"{name} ({run_label(run)})" for kind, name in QUEUE_NAMES.items()})
+    for run in ctx.ws.runs.all(ctx.dataset_id):
+        if drives_queues(run):
+            out.update({f"{kind}:{run.run_id}": f"{name} ({run_label(run)})" for kind, name in QUEUE_NAMES.items()
+                        if supports(ctx.task, kind)})
     return out
 
 

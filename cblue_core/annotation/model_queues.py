@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from ..records import Example
 from ..tasks import Kind, TaskSpec, get_task
 from .label_issues import ONE_CLASS_KINDS, LabelIssues, find_label_issues
+from .mention_issues import find_mention_issues
 from .review import ReviewItem
 from .span_issues import find_span_issues
 from .uncertainty import rank_uncertain
@@ -33,10 +34,15 @@ class ModelQueue:
     training_known: bool = False               # False: the run does not say what its model saw
 
 
-def supports(task: TaskSpec) -> bool:
-    """Whether a model's probabilities on this task can drive the queues (one class per record,
-    or entity spans)."""
-    return task.kind in ONE_CLASS_KINDS or task.kind is Kind.SPANS
+# Label issues per item of a record, by the task's kind; one class per record otherwise.
+ISSUE_FINDERS = {Kind.SPANS: find_span_issues, Kind.RELATIONS: find_mention_issues}
+
+
+def supports(task: TaskSpec, kind: str) -> bool:
+    """Whether a model's probabilities on this task can drive the ``kind`` queue: gold errors
+    for one class per record, entity spans and relation mentions; uncertainty for the first two."""
+    one_per_item = task.kind in ONE_CLASS_KINDS or task.kind is Kind.SPANS
+    return one_per_item or (kind == GOLD_ERRORS and task.kind in ISSUE_FINDERS)
 
 
 def drives_queues(run) -> bool:
@@ -47,9 +53,9 @@ def drives_queues(run) -> bool:
 
 def find_issues(task: TaskSpec, gold: Sequence[Example], predictions: Sequence[Example],
                 excluded: Collection[int] = (), *, rank_by: str = "self_confidence") -> LabelIssues:
-    """Label issues of any task that has them: per span for entity spans, per record for one
-    class per record (the finders refuse the other kinds)."""
-    finder = find_span_issues if task.kind is Kind.SPANS else find_label_issues
+    """Label issues of any task that has them: per span for entity spans, per candidate mention
+    for relations, per record for one class per record (the finders refuse the other kinds)."""
+    finder = ISSUE_FINDERS.get(task.kind, find_label_issues)
     return finder(task, gold, predictions, excluded, rank_by=rank_by)
 
 

@@ -67,3 +67,12 @@ def test_a_run_on_the_start_of_the_split_ranks_that_start(ws, tmp_path):
     _did, run_id = planted_run(ws, tmp_path, limit=8)
     q = model_queue(ws, run_id, UNCERTAIN, limit=None)
     assert sorted(it.idx for it in q.items) == list(range(8)) and q.items[0].idx == TIE
+
+
+def test_which_tasks_drive_which_queue():
+    from cblue_core.annotation.model_queues import supports
+    from cblue_core.tasks import get_task
+
+    assert supports(get_task("CMeEE"), UNCERTAIN) and supports(get_task("KUAKE-QQR"), GOLD_ERRORS)
+    assert supports(get_task("CMeIE"), GOLD_ERRORS) and not supports(get_task("CMeIE"), UNCERTAIN)
+    assert not supports(get_task("CHIP-CDN"), GOLD_ERRORS)
