@@ -189,8 +189,9 @@ class Annotate:
     DIFF_OPEN = "ann_diff_open"
 
     # Review queue
-    QUEUE_TABLE = "ann_rq_table"
     QUEUE_LAST = "ann_rq_last"
+    QUEUE_KIND = "ann_rq_kind"          # which queue: the review reasons, or a run's model queue
+    QUEUE_MEASURE = "ann_rq_measure"    # the uncertainty of class probabilities: margin or entropy
     QUEUE_PICK = "ann_rq_pick"
     QUEUE_OPEN = "ann_rq_open"
 
@@ -215,6 +216,11 @@ class Annotate:
     @staticmethod
     def export_button(n: int) -> str:
         return f"ann_exp_{n}"
+
+    @staticmethod
+    def queue_table(queue: str) -> str:
+        """One review table per queue: a row picked in one is not a pick in another."""
+        return f"ann_rq_table::{queue}"
 
     @staticmethod
     def revert(event_id: int) -> str:

@@ -1,22 +1,28 @@
 """The ``label-issues`` command (wired into ``python -m cblue_core`` by :func:`build_parser_hooks`):
 the gold labels of a run's split that its class probabilities say are probably wrong
-(:mod:`cblue_core.annotation.label_issues`), most likely first.
+(:mod:`cblue_core.annotation.label_issues`), or for a span task the gold spans its span
+probabilities say are (:mod:`cblue_core.annotation.span_issues`: one issue per span, ``given``
+and ``suggested`` read ``type 'text' [start, end)`` or ``(no span)``), or for CMeIE the gold
+mentions its candidate subjects and objects say are (:mod:`cblue_core.annotation.mention_issues`),
+most likely first.
 
     python -m cblue_core label-issues --run ID [--top N] [--rank-by self_confidence|normalized_margin]
         [--db FILE] [--json]
 
 ``--json`` prints ``{"issues": [{"idx", "key", "score", "reason", "given", "suggested"}],
 "excluded_training": n}``. The examples the run's model was trained on (the run's stored
-``training_overlap``) are left out. Exit codes: 0 ranked; 1 no such run, a task without one
-class per record, a run without class probabilities; 2 a usage error, or no such or a locked
-workspace (reported by :func:`cblue_core.cli.main`, like the other reading commands).
+``training_overlap``) are left out. Exit codes: 0 ranked; 1 no such run, a task with neither
+one class per record nor entity spans nor relations, a run without class (or span, or
+candidate mention) probabilities; 2 a usage
+error, or no such or a locked workspace (reported by :func:`cblue_core.cli.main`, like the other reading commands).
 """
 from __future__ import annotations
 
 import json
 import sys
 
-from .annotation.label_issues import RANKINGS, NoClassProbabilities, ProbabilitiesMissing, find_label_issues
+from .annotation.label_issues import RANKINGS, NoClassProbabilities, ProbabilitiesMissing
+from .annotation.model_queues import find_issues, training_indices
 
 
 def _say(json_out: bool, code: int, message: str) -> int:
@@ -24,16 +30,6 @@ def _say(json_out: bool, code: int, message: str) -> int:
     if json_out:
         print(json.dumps({"error": message}, ensure_ascii=False))
     return code
-
-
-def training_indices(ws, run) -> list[int] | None:
-    """The gold indices a run's model was trained on, as stored with the run (settled now for an
-    older run whose model folder is still found), or None when the run does not know (an imported
-    file, a model that declares no training records)."""
-    from .seen_split import settle
-
-    ts = settle(ws, run)
-    return ws.runs.seen_indices([run.run_id]) if ts is not None and ts.declared else None
 
 
 def cmd_label_issues(run_id: int, *, top: int | None = None, rank_by: str = "self_confidence",
@@ -54,7 +50,7 @@ def cmd_label_issues(run_id: int, *, top: int | None = None, rank_by: str = "sel
     finally:
         ws.close()
     try:
-        result = find_label_issues(get_task(run.task), gold, predictions, seen or (), rank_by=rank_by)
+        result = find_issues(get_task(run.task), gold, predictions, seen or (), rank_by=rank_by)
     except (NoClassProbabilities, ProbabilitiesMissing) as exc:
         return _say(json_out, 1, f"run {run_id}: {exc}")
     if json_out:
@@ -76,8 +72,8 @@ def run_label_issues(args) -> int:
 
 def build_parser_hooks(subparsers) -> None:
     """Add the ``label-issues`` subcommand to an argparse subparsers object."""
-    p = subparsers.add_parser("label-issues", help="gold labels a run's class probabilities say are probably "
-                                                   "wrong (confident learning), most likely first")
+    p = subparsers.add_parser("label-issues", help="gold labels (or entity spans) a run's probabilities say "
+                                                   "are probably wrong (confident learning), most likely first")
     p.add_argument("--run", type=int, required=True, help="run id (printed by `run` and `import-run`)")
     p.add_argument("--top", type=int, metavar="N", help="show the first N only")
     p.add_argument("--rank-by", choices=RANKINGS, default="self_confidence",

@@ -1,5 +1,6 @@
 """`python -m cblue_core label-issues`: the JSON shape, the model's training records left out,
-and one-line errors for an unknown run, a span task and a run without probabilities."""
+span tasks (one issue per span), and one-line errors for an unknown run and a run without
+probabilities."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ import pytest
 from cblue_core.cli import main
 from cblue_core.ingest import ingest_file
 from cblue_core.models.provenance import fingerprint
-from cblue_core.records import Example
+from cblue_core.records import Example, Span
 from cblue_core.runs import record_run
 from cblue_core.store.workspace import connect
 
@@ -84,7 +85,7 @@ def test_top_limits_the_list_and_text_says_what_was_left_out(workspace, capsys):
 @pytest.mark.parametrize("run, message", [
     ("999", "no run 999"),
     ("imported", "no class probabilities"),
-    ("spans", "CMeEE is span extraction"),
+    ("spans", "no span probabilities"),
 ])
 def test_errors_are_one_line_and_json(workspace, capsys, run, message):
     run_id = str(workspace.get(run, run))
@@ -103,3 +104,53 @@ def test_missing_workspace_is_refused(tmp_path, capsys):
 def test_top_below_one_is_a_usage_error(workspace, capsys):
     assert main(["label-issues", "--run", str(workspace["model"]), "--db", workspace["db"], "--top", "0"]) == 2
     assert "--top must be at least 1" in capsys.readouterr().err
+
+
+SPAN_TEXT = "患者发热咳嗽三天伴头痛"
+SPAN_TRUTH = [(2, 4, "sym"), (4, 6, "sym"), (9, 11, "dis")]
+
+
+@pytest.fixture
+def span_workspace(tmp_path):
+    """A CMeEE dev split whose record 4 lost its 咳嗽 span and record 9 had 头痛 retyped; a model
+    run predicting the true spans with probabilities, trained on record 9."""
+    records, preds_spans = [], []
+    for i in range(24):
+        spans = list(SPAN_TRUTH)
+        if i == 4:
+            spans.pop(1)
+        if i == 9:
+            spans[2] = (9, 11, "sym")
+        text = f"{SPAN_TEXT}，第{i}次"     # distinct texts: a record's fingerprint is its text
+        records.append({"text": text, "entities": [
+            {"start_idx": s, "end_idx": e - 1, "type": t, "entity": text[s:e]} for s, e, t in spans]})
+        found = [(s, e, t, 0.97 if i in (4, 9) else 0.9) for s, e, t in SPAN_TRUTH]
+        if i % 4 == 0:
+            found.append((7, 8, "bod", 0.55))   # a doubtful prediction gold rightly lacks
+        preds_spans.append(found)
+    path = tmp_path / "CMeEE_dev.json"
+    path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    db = tmp_path / "spans.duckdb"
+    ws = connect(db)
+    try:
+        out = ingest_file(ws, path)
+        assert out.ok, out.message
+        gold = ws.datasets.examples(out.result.dataset_id)
+        preds = [Example(key=ex.key, index=ex.index, text=ex.text,
+                         spans=[Span(s, e, t, ex.text[s:e]) for s, e, t, _ in found],
+                         meta={"span_probabilities": [p for *_, p in found]})
+                 for ex, found in zip(gold, preds_spans)]
+        run = record_run(ws, out.result.dataset_id, preds, name="span model", source="model", model="fake",
+                         n_boot=0, training_records=frozenset({fingerprint(gold[9])}))
+    finally:
+        ws.close()
+    return {"db": str(db), "run": run.run_id}
+
+
+def test_span_task_lists_the_dropped_span_and_leaves_out_training_records(span_workspace, capsys):
+    assert main(["label-issues", "--run", str(span_workspace["run"]), "--db", span_workspace["db"], "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["excluded_training"] == 1          # record 9 (the retyped one) was trained on
+    assert [(i["idx"], i["given"], i["suggested"]) for i in out["issues"]] == [
+        (4, "(no span)", "sym '咳嗽' [4, 6)")]
+    assert set(out["issues"][0]) == {"idx", "key", "score", "reason", "given", "suggested"}

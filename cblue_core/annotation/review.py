@@ -6,7 +6,10 @@ Four reasons, each scored on 0-1 (higher first):
   validation report names ``record N``); an example edited since is checked again, so a fixed
   defect leaves the queue.
 - ``all_runs_wrong``: every run on the split has an error on the example; score = the mean
-  share of the example's rows that are errors.
+  over runs of the share of the example's rows that are errors, times the run's confidence in
+  its answer when it stores probabilities (the probability of its label, or the mean of its
+  spans'), so that with one classifier run, whose every wrong example is all wrong, the
+  confidently wrong come first instead of every example scoring 1.
 - ``runs_disagree`` (two runs or more): 1 - the mean pairwise Jaccard agreement of the runs'
   predictions on the example.
 - ``inconsistent_type``: a mention carries another type elsewhere in the split (entity types,
@@ -135,16 +138,30 @@ def review_queue(ws, dataset_id: int, limit: int = 100, *,
     return items[:limit] if limit else items
 
 
+def answer_confidence(pred: Example | None) -> float | None:
+    """How sure a run's model is of its answer on one example, when it stores probabilities:
+    the probability of its label, or the mean of its predicted spans' (None otherwise)."""
+    if pred is None:
+        return None
+    dist = pred.meta.get("probabilities")
+    if isinstance(dist, dict) and dist:
+        return float(dist.get(pred.label, max(dist.values())))
+    spans = pred.meta.get("span_probabilities")
+    if isinstance(spans, list) and spans:
+        return sum(float(p) for p in spans) / len(spans)
+    return None
+
+
 def _all_runs_wrong(ws, task, gold: list[Example], edited: set[int], runs) -> list[ReviewItem]:
     from ..runs import reference_lists  # cblue_core.runs imports the store
 
     refs = reference_lists(ws, task.name) if edited else {}
-    per_run: list[dict[int, Counter]] = []
+    per_run: list[tuple[dict[int, Counter], dict[int, Example]]] = []
     sub_gold = [g for g in gold if g.index in edited]
     for run in runs:
         counts = {i: Counter(c) for i, c in ws.runs.example_error_counts(run.run_id).items() if i not in edited}
+        preds = {p.index: p for p in ws.runs.predictions(run.run_id)}
         if sub_gold:
-            preds = {p.index: p for p in ws.runs.predictions(run.run_id)}
             sub_pred = [preds.get(g.index) or Example(key=g.key, index=g.index, text=g.text)
                         for g in sub_gold]
             try:
@@ -155,24 +172,29 @@ def _all_runs_wrong(ws, task, gold: list[Example], edited: set[int], runs) -> li
             for row in (ev.error_rows if ev else []):
                 i = sub_gold[row["idx"]].index
                 counts.setdefault(i, Counter())[row["category"]] += 1
-        per_run.append(counts)
+        per_run.append((counts, preds))
     out = []
     for g in gold:
-        shares: list[float] = []
+        scores: list[float] = []
+        known: list[float] = []
         cats: Counter[str] = Counter()
-        for counts in per_run:
+        for counts, preds in per_run:
             c = counts.get(g.index)
             if not c:
                 break
             wrong = sum(n for k, n in c.items() if k not in CORRECT)
             if not wrong:
                 break
-            shares.append(wrong / sum(c.values()))
+            confidence = answer_confidence(preds.get(g.index))
+            if confidence is not None:
+                known.append(confidence)
+            scores.append(wrong / sum(c.values()) * (1.0 if confidence is None else confidence))
             cats.update(c)
         else:
-            if shares:
-                out.append(ReviewItem(g.index, "all_runs_wrong", sum(shares) / len(shares),
-                                      f"all {len(per_run)} run(s) wrong: {_summary(cats)}"))
+            if scores:
+                sure = f"; model confidence in its answer {sum(known) / len(known):.2f}" if known else ""
+                out.append(ReviewItem(g.index, "all_runs_wrong", round(sum(scores) / len(scores), 6),
+                                      f"all {len(per_run)} run(s) wrong: {_summary(cats)}{sure}"))
     return out
 
 
