@@ -98,7 +98,7 @@ def run_suggestions(runs: _Runs, source: SuggestionSource, dataset_id: int, idx:
     the dataset's."""
     run_id = source.run_id
     info = runs.get(run_id) if run_id is not None else None
-    if info is None:
+    if run_id is None or info is None:
         raise ValueError(f"no run {source.name} in the workspace to suggest from")
     if info.dataset_id != dataset_id:
         raise ValueError(f"run {run_id} was made on another dataset ({info.task} {info.split}, dataset "

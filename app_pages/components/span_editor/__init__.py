@@ -36,6 +36,7 @@ to its own last value as an echo (it keeps its undo stack), and any other spans 
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -82,7 +83,7 @@ def normalise_spans(spans: Iterable[Any] | None, length: int | None = None) -> l
 
 
 def _score(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         return None
     return round(float(v), 4)
 
