@@ -56,7 +56,7 @@ def pick_source(ctx: Context) -> SuggestionSource | None:
                    "nor a model of this task.")
         st.session_state[K.SUGGEST_SOURCE] = None
     choice = st.selectbox("Suggestions from", [None, *options], key=K.SUGGEST_SOURCE,
-                          format_func=lambda k: "none" if k is None else options[k],
+                          format_func=lambda k: "none" if k is None else options[k], placeholder="none",
                           help="A run of this split, or a model predicted live on the example: what it "
                                "predicts beyond the gold is offered, to accept or reject. Nothing is "
                                "saved before Save.")

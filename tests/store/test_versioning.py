@@ -130,7 +130,6 @@ def test_version_6_workspace_gains_the_response_cache(tmp_path, cmeee_file):
 def test_version_7_workspace_gains_the_provenance_of_annotation_events(tmp_path, cmeee_file):
     from cblue_core.annotation.model import Annotation
     from cblue_core.annotation.provenance import Provenance, Suggestion, SuggestionSource
-    from cblue_core.records import Span
 
     path = tmp_path / "v7.duckdb"
     ws = connect(path)
