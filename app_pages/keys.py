@@ -258,12 +258,9 @@ class Annotate:
         return f"ann_trm::{doc}::{gen}::{i}"
 
     @staticmethod
-    def accept_triple(doc: str, n: int) -> str:
-        return f"ann_sug_ok::{doc}::{n}"
-
-    @staticmethod
-    def reject_triple(doc: str, n: int) -> str:
-        return f"ann_sug_no::{doc}::{n}"
+    def suggested_triple(doc: str, n: int, accept: bool) -> str:
+        """The Accept (``accept``) or Reject button of the ``n``-th suggested triple."""
+        return f"ann_sug_{'ok' if accept else 'no'}::{doc}::{n}"
 
     @staticmethod
     def adj_label(example: int) -> str:

@@ -195,9 +195,9 @@ def show_triples(ctx: Context, d: S.Draft, doc: str, sugg: Suggestions) -> None:
         r1, r2, r3 = st.columns([8, 1, 1])
         r1.text(f"{t.subject} ({t.subject_type}) —{ctx.task.display_label(t.predicate)}→ "
                 f"{t.object} ({t.object_type}) · {_score(s)}")
-        r2.button("Accept", key=K.accept_triple(doc, n), on_click=_accept_triples, args=(doc, [s.identity]),
+        r2.button("Accept", key=K.suggested_triple(doc, n, True), on_click=_accept_triples, args=(doc, [s.identity]),
                   disabled=ctx.read_only)
-        r3.button("Reject", key=K.reject_triple(doc, n), on_click=_reject, args=(doc, s.identity))
+        r3.button("Reject", key=K.suggested_triple(doc, n, False), on_click=_reject, args=(doc, s.identity))
 
 
 def show_label(ctx: Context, d: S.Draft, doc: str, sugg: Suggestions) -> None:

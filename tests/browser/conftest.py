@@ -1,11 +1,14 @@
 """A real Streamlit server on a free port with a throwaway workspace, and Debian's Chromium."""
 from __future__ import annotations
 
+import functools
+import http.server
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -130,6 +133,17 @@ def page(browser):
     pg = context.new_page()
     yield pg
     context.close()
+
+
+@pytest.fixture(scope="session")
+def frontend_url():
+    """The span editor's frontend files served as Streamlit serves them (no app): its index.html."""
+    frontend = ROOT / "app_pages/components/span_editor/frontend"
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(frontend))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
+    server.shutdown()
 
 
 @pytest.fixture(scope="session")

@@ -4,16 +4,10 @@ with a key, the rest accepted with Shift+A; each action's value lists the spans,
 and the rejected suggestions."""
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
-from pathlib import Path
-
 import pytest
 
 pytestmark = pytest.mark.browser
 
-FRONTEND = Path(__file__).resolve().parents[2] / "app_pages/components/span_editor/frontend"
 TEXT = "患者出现高血压和头痛症状，服用硝苯地平。"
 GOLD = [{"start": 4, "end": 7, "type": "dis"}]
 SUGGESTED = [{"start": 8, "end": 10, "type": "sym", "score": 0.87},
@@ -21,16 +15,6 @@ SUGGESTED = [{"start": 8, "end": 10, "type": "sym", "score": 0.87},
              {"start": 0, "end": 2, "type": "bod", "score": None},
              {"start": 4, "end": 7, "type": "dis", "score": 0.99}]        # equal to a span: not shown
 TYPES = [{"code": c, "zh": c, "en": ""} for c in ("dis", "sym", "dru", "bod")]
-
-
-@pytest.fixture(scope="module")
-def frontend_url():
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(FRONTEND))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
-    server.shutdown()
 
 
 @pytest.fixture

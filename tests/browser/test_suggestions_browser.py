@@ -102,7 +102,7 @@ def test_accept_one_reject_one_then_save_records_only_the_accepted(suggest_app, 
 
 
 def test_accept_all_then_save(suggest_app, page):
-    url, run_id, new = suggest_app
+    url, run_id, _ = suggest_app
     frame = _open(page, url, ALL, run_id)
     n_gold = frame.locator(".se-list li").count()
     frame.locator("#b-accept-all").click()

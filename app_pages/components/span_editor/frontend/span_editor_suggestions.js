@@ -65,7 +65,7 @@
     }
 
     // After an accept or a reject the focus moves to the next suggestion, for a run of keys.
-    function focusAfter(v, i) {
+    function focusAfter(i) {
       var left = visible();
       S.focusSug = left.length ? key(left[Math.min(i, left.length - 1)]) : null;
       if (S.focusSug === null) return;
@@ -82,35 +82,35 @@
       ed.render();
     }
 
-    function accept(k) {
+    // One suggestion accepted or rejected (change(s) does which), then the focus moves on.
+    function decide(k, action, change) {
       if (S.disabled) return;
       if (S.readonly) { ed.refuseReadonly(); return; }
       var v = visible(), s = find(k);
       if (!s) return;
-      var i = v.indexOf(s);
-      ed.pushUndo();
-      S.spans.push(plain(s));
-      S.spans.sort(ed.cmpSpan);
-      accepted.push(s);
-      S.selected = -1;
-      ed.setStatus("已接受 / accepted: " + describe(s), false);
-      focusAfter(v, i);
+      change(s);
+      focusAfter(v.indexOf(s));
       ed.render();
-      ed.emit("accept");
+      ed.emit(action);
+    }
+
+    function accept(k) {
+      decide(k, "accept", function (s) {
+        ed.pushUndo();
+        S.spans.push(plain(s));
+        S.spans.sort(ed.cmpSpan);
+        accepted.push(s);
+        S.selected = -1;
+        ed.setStatus("已接受 / accepted: " + describe(s), false);
+      });
     }
 
     function reject(k) {
-      if (S.disabled) return;
-      if (S.readonly) { ed.refuseReadonly(); return; }
-      var v = visible(), s = find(k);
-      if (!s) return;
-      var i = v.indexOf(s);
-      rejected[k] = true;
-      rejectedList.push(s);
-      ed.setStatus("已拒绝 / rejected: " + describe(s), false);
-      focusAfter(v, i);
-      ed.render();
-      ed.emit("reject");
+      decide(k, "reject", function (s) {
+        rejected[k] = true;
+        rejectedList.push(s);
+        ed.setStatus("已拒绝 / rejected: " + describe(s), false);
+      });
     }
 
     function acceptAll() {
