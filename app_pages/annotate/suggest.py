@@ -17,7 +17,7 @@ import streamlit as st
 
 from app_pages.annotate import session as S
 from app_pages.annotate.context import Context
-from app_pages.common import available_models, load_model, md, model_failure
+from app_pages.common import available_models, device_choice, load_model, md, model_failure
 from app_pages.keys import Annotate as K
 from cblue_core.annotation.model import Annotation
 from cblue_core.annotation.provenance import Provenance, Suggestion, SuggestionSource, kept_provenance
@@ -70,8 +70,10 @@ def _cache() -> dict[tuple, Suggestions]:
 def _compute(ctx: Context, source: SuggestionSource, ex: Example, gold: Annotation) -> Suggestions:
     if source.kind == "run":
         return run_suggestions(ctx.ws.runs, source, ctx.dataset_id, ex.index, gold)
-    info = next(m for m in available_models() if m.name == source.name and m.task == ctx.task.name)
-    predictor, _ = load_model(info.path, ctx.task.name, "cpu")
+    info = next((m for m in available_models() if m.name == source.name and m.task == ctx.task.name), None)
+    if info is None:
+        raise ValueError(f"no model {source.name!r} for {ctx.task.name} in the model folders")
+    predictor, _ = load_model(info.path, ctx.task.name, device_choice())
     with st.spinner(f"Predicting with {source.name}…"):
         return model_suggestions(predictor, source, ex, gold)
 
@@ -92,7 +94,7 @@ def offered(ctx: Context, ex: Example, d: S.Draft, doc: str) -> Suggestions | No
             st.warning(md(str(exc)))
             return None
         except Exception as exc:  # noqa: BLE001 - a model that fails to load or run: logged by model_failure
-            st.warning(md(model_failure(exc, "cpu")))
+            st.warning(md(model_failure(exc, device_choice())))
             return None
         while len(cache) >= CACHE_SIZE:
             cache.pop(next(iter(cache)))

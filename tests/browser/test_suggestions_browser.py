@@ -114,3 +114,8 @@ def test_accept_all_then_save(suggest_app, page):
     history = page.locator('[data-testid="stCaptionContainer"]', has_text="suggestions of")
     history.first.wait_for(timeout=30_000)
     assert f"run {run_id}: 3 accepted (0.87, 0.62, 0.41)" in history.first.text_content()
+    # the source stays picked while another tab is open (only the open tab runs)
+    page.get_by_role("tab", name="Versions").click()
+    page.get_by_role("tab", name="Edit").click()
+    picked = page.get_by_role("combobox", name="Suggestions from")
+    expect(picked).to_have_value(f"run {run_id} · span model", timeout=30_000)
