@@ -23,7 +23,8 @@ PAGE = "pages/annotate.py"
 
 @pytest.fixture(scope="module")
 def sugg_db(tmp_path_factory):
-    """The sample workspace with: a KUAKE-QIC run suggesting another label for example 0 (0.8);
+    """The sample workspace with: a KUAKE-QIC run suggesting another label for examples 0 (0.8)
+    and 1 (0.7);
     CMeIE example 0 saved without its first three triples, and a run predicting the original
     triples (scored); CHIP-STS example 0 saved with the label the built-in model does not give."""
     from cblue_core.models.loading import load_predictor
@@ -38,6 +39,8 @@ def sugg_db(tmp_path_factory):
     other = next(c for c in ws.datasets.task_of(qic.dataset_id).label_codes if c != gold[0].label)
     preds = [dataclasses.replace(g, meta={}) for g in gold]
     preds[0] = dataclasses.replace(gold[0], label=other, meta={"probabilities": {other: 0.8, gold[0].label: 0.2}})
+    second = next(c for c in ws.datasets.task_of(qic.dataset_id).label_codes if c != gold[1].label)
+    preds[1] = dataclasses.replace(gold[1], label=second, meta={"probabilities": {second: 0.7}})
     out["qic"] = (qic.dataset_id, record_run(ws, qic.dataset_id, preds, name="qic model", source="model",
                                              n_boot=0).run_id, other)
 
@@ -157,3 +160,23 @@ def test_a_source_of_another_dataset_is_refused(open_page, sugg_db):
     assert any("not a run of this split" in w for w in messages(at, "warning"))
     assert at.selectbox(key="ann_suggest_source").value is None
     assert not any("Suggested label" in m.value for m in at.markdown)
+
+
+def test_a_draft_restored_after_a_reload_keeps_where_its_accepted_label_came_from(open_page, sugg_db):
+    import secrets
+
+    did, run_id, _ = sugg_db["qic"]
+    q, bid = {"task": "KUAKE-QIC", "split": "dev", "example": 1}, secrets.token_hex(16)
+    at = open_page(q, f"run:{run_id}")
+    at.session_state["ann_browser"] = bid                 # as the span editor reports it
+    ok(button(at, "ann_suggest_use_label").click().run())
+    suggested = at.session_state["ann_drafts"][f"{did}:1"]["ann"].label
+    again = open_page(q, None)                            # a reload: a new session, no source picked
+    again.session_state["ann_browser"] = bid
+    ok(again.run())
+    assert any("Restored your unsaved changes" in m for m in messages(again, "info"))
+    assert events(sugg_db, did, 1) == []
+    save_example = button(again, "ann_save").click().run()
+    assert any("Saved example 1" in s for s in messages(ok(save_example), "success"))
+    (ev,) = events(sugg_db, did, 1)
+    assert ev.after.label == suggested and ev.provenance[0].accepted == (Suggestion(suggested, 0.7),)
