@@ -110,7 +110,10 @@ def offered(ctx: Context, ex: Example, d: S.Draft, doc: str) -> Suggestions | No
 
 def _current(doc: str) -> Suggestions | None:
     """What the selected source offers for ``doc`` now (from the cache), for a callback."""
-    source = SuggestionSource.parse(st.session_state.get(K.SUGGEST_SOURCE) or None)
+    try:
+        source = SuggestionSource.parse(st.session_state.get(K.SUGGEST_SOURCE))
+    except ValueError:           # set by another tab to something else: pick_source says so
+        return None
     d = S.drafts().get(doc)
     if source is None or d is None:
         return None
