@@ -17,7 +17,7 @@ import streamlit as st
 
 from app_pages.annotate import session as S
 from app_pages.annotate.context import Context
-from app_pages.common import available_models, device_choice, load_model, md, model_failure
+from app_pages.common import device_choice, load_model, md, model_dirs, model_failure
 from app_pages.keys import Annotate as K
 from cblue_core.annotation.model import Annotation
 from cblue_core.annotation.provenance import Provenance, Suggestion, SuggestionSource, kept_provenance
@@ -35,14 +35,22 @@ def keep_source() -> None:
         st.session_state[K.SUGGEST_SOURCE] = st.session_state[K.SUGGEST_SOURCE]
 
 
+@st.cache_data(ttl=60, show_spinner=False, max_entries=32)
+def _task_models(task: str, folders: tuple[str, ...]) -> dict[str, str]:
+    """Name -> folder of the usable models of ``task`` (listing reads every model card: ~20 ms,
+    too much for every rerun of the Edit tab; a new folder shows within a minute)."""
+    from cblue_core.models.registry import list_models
+
+    return {m.name: str(m.path) for m in list_models(list(folders)) if m.ok and m.task == task}
+
+
 def _sources(ctx: Context) -> dict[str, str]:
     """Source key -> its name in the selector: the dataset's runs, then the task's models."""
     out = {}
     for r in run_sources(ctx.ws.runs, ctx.dataset_id):
         out[f"run:{r.run_id}"] = f"run {r.run_id} · {r.name}" + (f" ({r.model})" if r.model else "")
-    for m in available_models():
-        if m.ok and m.task == ctx.task.name:
-            out[f"model:{m.name}"] = f"model {m.name} (predicted live on the example)"
+    for name in _task_models(ctx.task.name, tuple(model_dirs())):
+        out[f"model:{name}"] = f"model {name} (predicted live on the example)"
     return out
 
 
@@ -70,10 +78,10 @@ def _cache() -> dict[tuple, Suggestions]:
 def _compute(ctx: Context, source: SuggestionSource, ex: Example, gold: Annotation) -> Suggestions:
     if source.kind == "run":
         return run_suggestions(ctx.ws.runs, source, ctx.dataset_id, ex.index, gold)
-    info = next((m for m in available_models() if m.name == source.name and m.task == ctx.task.name), None)
-    if info is None:
+    path = _task_models(ctx.task.name, tuple(model_dirs())).get(source.name)
+    if path is None:
         raise ValueError(f"no model {source.name!r} for {ctx.task.name} in the model folders")
-    predictor, _ = load_model(info.path, ctx.task.name, device_choice())
+    predictor, _ = load_model(path, ctx.task.name, device_choice())
     with st.spinner(f"Predicting with {source.name}…"):
         return model_suggestions(predictor, source, ex, gold)
 
