@@ -178,6 +178,10 @@ class Annotate:
     MENTIONS = "ann_mentions"          # CMeIE mentions marked per example (session only)
     FREE_MENTIONS = "ann_free_mentions"
     SUGGEST_SOURCE = "ann_suggest_source"   # where the Edit tab's suggestions come from: "run:ID" or "model:NAME"
+    SUGGESTED = "ann_suggested"        # per (source, example, revision): the Suggestions offered
+    SUGGEST_REJECTED = "ann_suggest_rejected"   # per example: identities of suggestions rejected
+    SUGGEST_ALL_TRIPLES = "ann_suggest_all_triples"
+    SUGGEST_USE_LABEL = "ann_suggest_use_label"
 
     # Versions
     VERSION_NAME = "ann_ver_name"
@@ -265,6 +269,11 @@ class Annotate:
     @staticmethod
     def remove_triple(doc: str, gen: int, i: int) -> str:
         return f"ann_trm::{doc}::{gen}::{i}"
+
+    @staticmethod
+    def suggested_triple(doc: str, n: int, accept: bool) -> str:
+        """The Accept (``accept``) or Reject button of the ``n``-th suggested triple."""
+        return f"ann_sug_{'ok' if accept else 'no'}::{doc}::{n}"
 
     @staticmethod
     def adj_label(example: int) -> str:

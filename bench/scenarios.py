@@ -336,6 +336,9 @@ def scenarios(runs: dict[str, int]) -> dict[str, Scenario]:
             Step("tab Re-score", Tab("ann_tab", "Re-score"), (Shows("on original"),)),
             Step("tab Export", Tab("ann_tab", "Export")),
             Step("tab Edit", Tab("ann_tab", "Edit"), (Shows(r"Example \d+ of"),)),
+            Step("suggestions from a run", Choose("ann_suggest_source", "selectbox", f"run:{runs['CMeEE']}",
+                                                  f"run {runs['CMeEE']} ·")),
+            Step("Next example, suggested", StepUp("ann_example"), (Changes(r"Example (\d+) of"),)),
         )),
     }
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app_pages.annotate import session as S
+from app_pages.annotate import suggest
 from app_pages.common import EXPECTED_FAILURES, md, page_failure, read_only, user_name
 from app_pages.keys import Annotate as K
 from cblue_core.annotation.changes import spans_from_offsets
@@ -62,9 +63,11 @@ def do_save(dataset_id: int, idx: int, *, ann: Annotation | None = None, base: i
     doc = S.doc_key(dataset_id, idx)
     d = S.drafts().get(doc) or S.load_draft(ws, dataset_id, idx)
     S.settle(d)
+    mine = d["ann"] if ann is None else ann
     try:
-        ev = ws.annotations.save(dataset_id, idx, d["ann"] if ann is None else ann, author=user_name(),
-                                 reason=reason(), base_revision=d["base"] if base is None else base)
+        ev = ws.annotations.save(dataset_id, idx, mine, author=user_name(), reason=reason(),
+                                 base_revision=d["base"] if base is None else base,
+                                 provenance=suggest.provenance(d, mine))
     except EditConflict as exc:
         S.conflicts()[doc] = exc
         S.flash("error", f"Not saved: {exc}")
@@ -168,6 +171,7 @@ def handle_editor(ws: Workspace, value: dict) -> None:
         d["ann"] = replace(d["ann"], spans=spans_from_offsets(ex.text, value["spans"],
                                                               d["loaded"].spans + d["ann"].spans))
         S.settle(d)
+        suggest.note_editor(value, d, value["doc"])
         S.sync_draft(did, idx, d)
     else:  # CMeIE: the spans are mentions marked for triples, kept in the session only
         S.mentions()[value["doc"]] = value["spans"]

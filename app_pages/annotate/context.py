@@ -50,4 +50,5 @@ def events_frame(events: Sequence[AnnotationEvent], task: TaskSpec) -> pd.DataFr
     return pd.DataFrame([{
         "event": e.event_id, "revision": e.revision, "who": e.author, "when": e.created_at,
         "kind": e.kind + (f" of #{e.reverts}" if e.reverts else ""), "reason": e.reason,
-        "change": change_summary(e.before, e.after, task)} for e in events])
+        "change": change_summary(e.before, e.after, task),
+        "suggestions accepted": "; ".join(p.summary() for p in e.provenance)} for e in events])

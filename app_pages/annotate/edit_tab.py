@@ -9,8 +9,9 @@ import streamlit as st
 
 from app_pages.annotate import actions as A
 from app_pages.annotate import session as S
+from app_pages.annotate import suggest
 from app_pages.annotate.context import Context, events_frame, show_annotation
-from app_pages.annotate.editors import EDITORS, IN_SPAN_EDITOR
+from app_pages.annotate.editors import EDITORS, IN_SPAN_EDITOR, edit_spans
 from app_pages.common import md, user_name
 from app_pages.keys import Annotate as K
 from app_pages.keys import Param
@@ -63,7 +64,14 @@ def _example(ctx: Context, ex: Example, idx: int) -> None:
 
     st.markdown(f"**Example {idx:d}** of {ctx.info.records:d} · revision {rev:d}"
                 + (f" · key {md(ex.key)}" if ex.key and ex.key != ex.text else ""))
-    EDITORS[ctx.kind](ctx, ex, d, doc)
+    with st.container():                # always there: the editor's frame keeps its place
+        sugg = suggest.offered(ctx, ex, d, doc)
+    if ctx.kind == "spans":
+        edit_spans(ctx, ex, d, doc, suggest.pending(sugg.spans, d, doc) if sugg is not None else ())
+    else:
+        EDITORS[ctx.kind](ctx, ex, d, doc)
+    if sugg is not None and ctx.kind in suggest.PANELS:
+        suggest.PANELS[ctx.kind](ctx, d, doc, sugg)
     if ctx.kind != "spans":
         show_annotation(ex, d["ann"], task, big=st.session_state.get(K.BIG, False))
     S.settle(d)
@@ -114,8 +122,9 @@ def _history(ctx: Context, idx: int, events: list, dirty: bool) -> None:
                "changed since needs those later changes reverted first.")
     for e in events[::-1][:20]:
         h1, h2 = st.columns([6, 1])
+        taken = "".join(f" · suggestions of {md(p.summary())}" for p in e.provenance)
         h1.caption(f"#{e.event_id:d} · {md(e.author)} · {md(e.created_at)} · {md(e.kind)} · "
-                   f"{md(e.reason or '(no reason)')}")
+                   f"{md(e.reason or '(no reason)')}{taken}")
         h2.button("Revert", key=K.revert(e.event_id), on_click=A.on_revert, args=(e.event_id, ctx.dataset_id, idx),
                   disabled=dirty or ctx.read_only,
                   help="Save or discard your unsaved changes first" if dirty else None)

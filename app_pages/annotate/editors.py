@@ -4,6 +4,7 @@ changes the example's draft in place; the Edit tab saves it."""
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from dataclasses import replace
 
 import streamlit as st
@@ -14,6 +15,7 @@ from app_pages.common import md
 from app_pages.components.span_editor import span_editor
 from app_pages.keys import Annotate as K
 from cblue_core.annotation.changes import mention_marks
+from cblue_core.annotation.provenance import Suggestion
 from cblue_core.annotation.validation import allowed_predicates, combined_for, schema_types
 from cblue_core.records import Example, Triple
 
@@ -21,16 +23,19 @@ SHORTCUTS = ("Ctrl+S saves (with the reason below), Ctrl+Z undoes, Alt+→ / Alt
              "previous example.")
 
 
-def _span_editor(ctx: Context, ex: Example, marks: list, types: list[str], doc: str) -> None:
+def _span_editor(ctx: Context, ex: Example, marks: list, types: list[str], doc: str,
+                 suggested: Sequence[Suggestion] = ()) -> None:
     span_editor(ex.text, marks, types, key=K.EDITOR, big=st.session_state.get(K.BIG, False), doc=doc,
                 browser=S.browser_id(), readonly=ctx.read_only, offsets=ctx.info.offset_convention or "exclusive",
-                notice=S.editor_notice(doc))
+                notice=S.editor_notice(doc), suggestions=suggested)
 
 
-def edit_spans(ctx: Context, ex: Example, d: S.Draft, doc: str) -> None:
+def edit_spans(ctx: Context, ex: Example, d: S.Draft, doc: str, suggested: Sequence[Suggestion] = ()) -> None:
     st.caption("Drag over characters to mark a span, then pick its type (click or 1-9); click a span "
-               "to retype it (1-9) or delete it (Delete). " + SHORTCUTS)
-    _span_editor(ctx, ex, list(d["ann"].spans), list(ctx.task.labels), doc)
+               "to retype it (1-9) or delete it (Delete). " + SHORTCUTS
+               + (" Suggestions are dashed: click one, then Enter/A accepts it, X rejects it; Shift+A "
+                  "accepts all." if suggested else ""))
+    _span_editor(ctx, ex, list(d["ann"].spans), list(ctx.task.labels), doc, suggested)
 
 
 def _entity_types(ctx: Context, d: S.Draft) -> list[str]:

@@ -24,6 +24,7 @@ from app_pages.keys import Annotate as K
 from cblue_core.annotation.changes import gold_at_revision, settled
 from cblue_core.annotation.drafts import DraftStore, valid_browser_id
 from cblue_core.annotation.model import Annotation, EditConflict
+from cblue_core.annotation.provenance import Suggestion
 from cblue_core.store.workspace import Workspace
 
 Draft = dict[str, Any]
@@ -159,6 +160,13 @@ def note_browser(value: dict) -> None:
         st.session_state[K.DRAFT_CHECKED] = set()       # look for this browser's drafts afresh
 
 
+def draft_json(d: Draft) -> dict[str, Any]:
+    """What the draft store keeps of a draft: the annotation (``Annotation.to_json()``) and the
+    suggestions accepted in it, per source (the server wrote them: they hold the offered scores)."""
+    accepted = {k: [s.to_json() for s in v] for k, v in (d.get("accepted") or {}).items()}
+    return {**d["ann"].to_json(), **({"accepted": accepted} if accepted else {})}
+
+
 def sync_draft(dataset_id: int, idx: int, d: Draft) -> None:
     """Keep the session's draft of the example for a reload of this browser: stored while it
     has changes, dropped when it has none (after this session stored or restored it)."""
@@ -168,7 +176,7 @@ def sync_draft(dataset_id: int, idx: int, d: Draft) -> None:
     store = draft_store()
     if is_dirty(d):
         d["kept"] = store.put(browser, db_path(), dataset_id, idx, base_revision=d["base"],
-                              data=json.dumps(d["ann"].to_json(), ensure_ascii=False))
+                              data=json.dumps(draft_json(d), ensure_ascii=False))
         d["synced"] = True
     else:
         stored = d.pop("synced", False)
@@ -207,8 +215,10 @@ def restore_draft(ws: Workspace, dataset_id: int, idx: int, d: Draft) -> None:
     if saved is None:
         return
     try:
-        ann = Annotation.from_json(json.loads(saved.data))
-    except (ValueError, KeyError, TypeError):
+        kept = json.loads(saved.data)
+        ann = Annotation.from_json(kept)
+        accepted = {k: [Suggestion.from_json(s) for s in v] for k, v in (kept.get("accepted") or {}).items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
         ann = None
     head, head_rev = d["head"]
     loaded = None
@@ -218,6 +228,6 @@ def restore_draft(ws: Workspace, dataset_id: int, idx: int, d: Draft) -> None:
     if ann is None or loaded is None or ann == loaded:   # unreadable, from another history, or no change
         store.clear(browser, db_path(), dataset_id, idx)
         return
-    d.update(base=saved.base_revision, loaded=loaded, ann=ann, gen=new_gen(), restored=saved_time(saved),
-             synced=True)
+    d.update(base=saved.base_revision, loaded=loaded, ann=ann, accepted=accepted, gen=new_gen(),
+             restored=saved_time(saved), synced=True)
     mentions().pop(doc, None)

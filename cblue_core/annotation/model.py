@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..records import Example, Span, Triple
+from .provenance import Provenance
 
 # Record codecs whose gold the Annotation type can hold (spans, triples, label, terms).
 EDITABLE_CODECS = {"entities": "spans", "spo": "triples", "terms": "terms",
@@ -109,6 +110,7 @@ class AnnotationEvent:
     kind: str                      # "edit" or "revert"
     reverts: int | None = None     # the event a revert undoes
     revision: int = 0              # the example's revision after this event (base_revision + 1)
+    provenance: tuple[Provenance, ...] = ()   # the suggestions it took, per source (none: by hand)
 
 
 class EditConflict(Exception):

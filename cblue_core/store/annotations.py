@@ -17,7 +17,7 @@ that moment (``gold_version_heads``), so a snapshot never changes afterwards, wh
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import duckdb
@@ -30,6 +30,7 @@ from ..annotation.model import (
     GoldVersion,
     annotation_field,
 )
+from ..annotation.provenance import Provenance, provenance_from_json, provenance_json
 from ..annotation.validation import validate_annotation
 from ..records import Example
 from ..tasks import TaskSpec
@@ -60,6 +61,9 @@ CREATE TABLE IF NOT EXISTS annotation_events (
     before JSON NOT NULL,           -- Annotation.to_json() of the gold before the event
     after JSON NOT NULL,
     created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    -- the suggestions the edit accepted, per source (annotation.provenance); NULL: none. Last
+    -- because schema 8 added it to existing tables (ALTER TABLE appends).
+    provenance JSON,
     UNIQUE (dataset_id, idx, revision)
 );
 
@@ -83,7 +87,7 @@ CREATE TABLE IF NOT EXISTS gold_version_heads (
 """
 
 _EVENT_COLUMNS = ("event_id, dataset_id, idx, author, strftime(created_at, '%Y-%m-%d %H:%M:%S'), reason, before,"
-                  " after, base_revision, kind, reverts, revision")
+                   " after, base_revision, kind, reverts, revision, provenance")
 _VERSION_COLUMNS = ("v.version_id, v.dataset_id, v.name, v.author, strftime(v.created_at, '%Y-%m-%d %H:%M:%S'),"
                     " v.last_event_id, (SELECT count(*) FROM gold_version_heads h"
                     " WHERE h.version_id = v.version_id)")
@@ -101,7 +105,8 @@ def _dumps(value: Any) -> str:
 def _event(row: tuple[Any, ...]) -> AnnotationEvent:
     return AnnotationEvent(row[0], row[1], row[2], row[3], row[4], row[5],
                            Annotation.from_json(json.loads(row[6])),
-                           Annotation.from_json(json.loads(row[7])), row[8], row[9], row[10], row[11])
+                           Annotation.from_json(json.loads(row[7])), row[8], row[9], row[10], row[11],
+                           provenance_from_json(json.loads(row[12]) if row[12] else None))
 
 
 def _is_race(exc: Exception) -> bool:
@@ -149,8 +154,12 @@ class AnnotationStore:
 
     # ------------------------------------------------------------------ writing events
     def save(self, dataset_id: int, idx: int, after: Annotation, *, author: str,
-                        reason: str = "", base_revision: int) -> AnnotationEvent:
+                        reason: str = "", base_revision: int,
+                        provenance: Sequence[Provenance] = ()) -> AnnotationEvent:
         """Save ``after`` as the example's gold, in one transaction.
+
+        ``provenance``: the suggestions the edit accepted, per source (kept with the event;
+        :func:`cblue_core.annotation.provenance.kept_provenance` keeps those still in ``after``).
 
         Raises :class:`EditConflict` (nothing written) when ``base_revision`` is not the
         example's current revision, and ValueError when ``after`` is invalid for the task or
@@ -169,7 +178,8 @@ class AnnotationStore:
             return checked
 
         return self._write_event(dataset_id, idx, make_after, after, author=author, reason=reason,
-                                 base_revision=base_revision, kind="edit", reverts=None)
+                                 base_revision=base_revision, kind="edit", reverts=None,
+                                 provenance=tuple(provenance))
 
     def revert(self, event_id: int, *, author: str, reason: str = "") -> AnnotationEvent:
         """A new event restoring the gold the event replaced (its ``before``).
@@ -187,12 +197,15 @@ class AnnotationStore:
                                  base_revision=base, kind="revert", reverts=event_id)
 
     def _write_event(self, dataset_id: int, idx: int, make_after: MakeAfter, mine: Annotation, *, author: str,
-                     reason: str, base_revision: int, kind: str, reverts: int | None) -> AnnotationEvent:
+                     reason: str, base_revision: int, kind: str, reverts: int | None,
+                     provenance: tuple[Provenance, ...] = ()) -> AnnotationEvent:
         if not isinstance(author, str) or not author.strip():
             raise ValueError("an author is required to save an annotation")
         if not isinstance(base_revision, int) or isinstance(base_revision, bool) or base_revision < 0:
             raise ValueError(f"base_revision must be a revision number (0 or more), not {base_revision!r}")
         reason = reason or ""
+        kept = provenance_json(provenance)
+        stored_provenance = None if kept is None else _dumps(kept)
         task = self.datasets.task_of(dataset_id)
         original = self._original(dataset_id, idx)
         try:
@@ -206,10 +219,10 @@ class AnnotationStore:
                 mine = new
                 written = self.db.one(
                     "INSERT INTO annotation_events (dataset_id, idx, revision, base_revision, kind,"
-                    " reverts, author, reason, before, after) VALUES (?,?,?,?,?,?,?,?,?,?)"
+                    " reverts, author, reason, before, after, provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
                     " RETURNING event_id, strftime(created_at, '%Y-%m-%d %H:%M:%S')",
                     [dataset_id, idx, rev + 1, base_revision, kind, reverts, author.strip(), reason,
-                     _dumps(current.to_json()), _dumps(new.to_json())])
+                     _dumps(current.to_json()), _dumps(new.to_json()), stored_provenance])
                 assert written is not None  # INSERT ... RETURNING returns the row
                 event_id, created = written
                 self._before_commit(event_id)
@@ -222,7 +235,8 @@ class AnnotationStore:
             raise EditConflict(mine, current, rev, self._events_since(dataset_id, idx, base_revision),
                                dataset_id=dataset_id, idx=idx, base_revision=base_revision) from None
         return AnnotationEvent(event_id, dataset_id, idx, author.strip(), created, reason, current,
-                               new, base_revision, kind, reverts, base_revision + 1)
+                               new, base_revision, kind, reverts, base_revision + 1,
+                               provenance_from_json(kept))
 
     # ------------------------------------------------------------------ the log
     def events(self, dataset_id: int, idx: int | None = None,

@@ -5,8 +5,9 @@
 # 4: default_datasets (which dataset of a task split everyone opens);
 # 5: run_training_sets and run_seen_examples (which examples of a run its model was trained on);
 # 6: run_derived (what the Errors page derives from a whole run, kept);
-# 7: response_cache (answers of LLM endpoints, store/responses.py).
-SCHEMA_VERSION = 7
+# 7: response_cache (answers of LLM endpoints, store/responses.py);
+# 8: annotation_events.provenance (the suggestions an edit accepted, store/annotations.py).
+SCHEMA_VERSION = 8
 
 # What pages derive from a whole run (bucket scores, per-example statistics...), computed once
 # and kept: a run never changes once stored, and deriving took seconds (the train split read,

@@ -114,9 +114,16 @@ def _v6_to_v7(db: Database) -> None:
     db.execute(DDL)   # CREATE ... IF NOT EXISTS: only response_cache is new
 
 
+def _v7_to_v8(db: Database) -> None:
+    """Version 8 records with each annotation event the suggestions it accepted (NULL for the
+    events saved before: they were made by hand)."""
+    db.execute("ALTER TABLE annotation_events ADD COLUMN IF NOT EXISTS provenance JSON")
+
+
 # from-version -> the step to the next version; each step runs inside the migration's transaction.
 MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
-                                                      4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
+                                                      4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
+                                                      7: _v7_to_v8}
 
 
 def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
@@ -182,9 +189,16 @@ def migrate(db: Database, from_version: int) -> None:
         _write_marker(db, SCHEMA_VERSION)
 
 
+def _before_v8(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
+    """The tables of schema 7: the current ones without annotation_events.provenance."""
+    out = dict(columns)
+    out["annotation_events"] = [c for c in columns.get("annotation_events", []) if c[0] != "provenance"]
+    return out
+
+
 def _before_v7(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
-    """The tables of schema 6: the current ones without response_cache."""
-    return {t: c for t, c in columns.items() if t != "response_cache"}
+    """The tables of schema 6: schema 7's without response_cache."""
+    return {t: c for t, c in _before_v8(columns).items() if t != "response_cache"}
 
 
 def _before_v6(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
@@ -212,7 +226,8 @@ def _before_v3(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tupl
 def _adopt(db: Database, where: str, read_only: bool) -> None:
     found = table_columns(db)
     expected = expected_columns()
-    version = (SCHEMA_VERSION if found == expected else 6 if found == _before_v7(expected)
+    version = (SCHEMA_VERSION if found == expected else 7 if found == _before_v8(expected)
+               else 6 if found == _before_v7(expected)
                else 5 if found == _before_v6(expected)
                else 4 if found == _before_v5(expected) else 3 if found == _before_v4(expected)
                else 2 if found == _before_v3(expected) else None)

@@ -421,7 +421,13 @@ def test_exports_offer_download_buttons(open_page):
 
 # ---------------------------------------------------------------------------------- component
 def test_span_editor_python_side():
-    from app_pages.components.span_editor import editor_types, normalise_spans, parse_value
+    from app_pages.components.span_editor import (
+        editor_types,
+        normalise_spans,
+        normalise_suggestions,
+        parse_value,
+    )
+    from cblue_core.annotation.provenance import Suggestion
 
     assert normalise_spans([{"start": 2, "end": 4, "type": "b"}, Span(0, 4, "a"), {"start": 3, "end": 3, "type": "x"},
                             {"start": 0, "end": 9, "type": "y"}, {"start": True, "end": 2, "type": "z"},
@@ -430,13 +436,23 @@ def test_span_editor_python_side():
     assert parse_value(None) is None and parse_value({"spans": [], "action": "bogus", "nonce": 1}) is None
     assert parse_value({"spans": [{"start": 0, "end": 1, "type": "t"}], "action": "save", "nonce": 3,
                         "doc": "1:2"}) == {"spans": [{"start": 0, "end": 1, "type": "t"}], "action": "save",
-                                           "nonce": 3, "doc": "1:2", "browser": None}
+                                           "nonce": 3, "doc": "1:2", "browser": None, "accepted": [],
+                                           "rejected": []}
     # the browser id is untrusted: only 32 lowercase hex digits pass
     good = "0123456789abcdef" * 2
     for sent, kept in ((good, good), (good.upper(), None), (good + "0", None), ("../" * 11, None),
                        ("x'; DROP TABLE t; --", None), (12345, None), (None, None)):
         v = parse_value({"spans": [], "action": "hello", "nonce": 4, "doc": "1:2", "browser": sent})
         assert v is not None and v["browser"] == kept and v["action"] == "hello", sent
+    # suggestions accepted and rejected come back checked as spans are
+    v = parse_value({"spans": [], "action": "accept", "nonce": 5, "accepted": [{"start": 0, "end": 1, "type": "t"},
+                     {"start": 0, "end": 99, "type": "t"}], "rejected": "not a list"}, length=5)
+    assert v["accepted"] == [{"start": 0, "end": 1, "type": "t"}] and v["rejected"] == []
+    assert normalise_suggestions([{"start": 1, "end": 3, "type": "t", "score": 0.87654}, Suggestion(Span(0, 2, "u")),
+                                  {"start": 1, "end": 9, "type": "t", "score": 1.0},
+                                  {"start": 2, "end": 3, "type": "t", "score": float("nan")}], 5) == [
+        {"start": 0, "end": 2, "type": "u", "score": None}, {"start": 1, "end": 3, "type": "t", "score": 0.8765},
+        {"start": 2, "end": 3, "type": "t", "score": None}]
     types = editor_types(get_task("CMeEE").labels)
     assert [t["colour"] for t in types] == list(range(9))
     assert types[0] == {"code": "dis", "zh": "疾病", "en": "disease", "colour": 0}
@@ -445,12 +461,13 @@ def test_span_editor_python_side():
 def test_span_editor_files_are_offline_and_escape_data():
     html = (FRONTEND / "index.html").read_text(encoding="utf-8")
     js = (FRONTEND / "span_editor.js").read_text(encoding="utf-8")
+    suggestions_js = (FRONTEND / "span_editor_suggestions.js").read_text(encoding="utf-8")
     css = (FRONTEND / "span_editor.css").read_text(encoding="utf-8")
-    for text in (html, js, css):
+    for text in (html, js, suggestions_js, css):
         assert not re.search(r"https?://", text), "nothing fetched at run time"
         assert "innerHTML" not in text.replace("never innerHTML", "") and "insertAdjacentHTML" not in text
         assert "eval(" not in text and "document.write" not in text
-    assert re.findall(r'<script[^>]*src="([^"]+)"', html) == ["span_editor.js"]
+    assert re.findall(r'<script[^>]*src="([^"]+)"', html) == ["span_editor_suggestions.js", "span_editor.js"]
     # the protocol, by hand
     for needle in ('"streamlit:componentReady"', "apiVersion: 1", '"streamlit:setComponentValue"',
                    'dataType: "json"', '"streamlit:setFrameHeight"', '"streamlit:render"',

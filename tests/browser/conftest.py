@@ -1,13 +1,18 @@
 """A real Streamlit server on a free port with a throwaway workspace, and Debian's Chromium."""
 from __future__ import annotations
 
+import functools
+import http.server
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -30,17 +35,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url(tmp_path_factory):
-    """Start `streamlit run app.py` on the sample workspace; yield its base URL."""
+@contextmanager
+def streamlit_server(db: Path, log_dir: Path, **env_extra: str) -> Iterator[str]:
+    """`streamlit run app.py` on workspace ``db`` on a free port, while inside; yields its base URL."""
     port = _free_port()
-    db = tmp_path_factory.mktemp("browser") / "workspace.duckdb"
-    _prepare_workspace(db)
-    models = tmp_path_factory.mktemp("models")
-    _tiny_classifier(models / "tiny-qic")
-    env = dict(os.environ, CBLUE_STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
-               CBLUE_STUDIO_MODELS=str(models))
-    log = open(tmp_path_factory.mktemp("log") / "streamlit.log", "w")  # noqa: SIM115 - open for the server's lifetime
+    env = dict(os.environ, CBLUE_STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", **env_extra)
+    log = open(log_dir / "streamlit.log", "w")  # noqa: SIM115 - open for the server's lifetime
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
          f"--server.port={port}", "--server.address=127.0.0.1", "--server.fileWatcherType=none"],
@@ -66,6 +66,17 @@ def app_url(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    """Start `streamlit run app.py` on the sample workspace; yield its base URL."""
+    db = tmp_path_factory.mktemp("browser") / "workspace.duckdb"
+    _prepare_workspace(db)
+    models = tmp_path_factory.mktemp("models")
+    _tiny_classifier(models / "tiny-qic")
+    with streamlit_server(db, tmp_path_factory.mktemp("log"), CBLUE_STUDIO_MODELS=str(models)) as url:
+        yield url
 
 
 def _prepare_workspace(db: Path) -> None:
@@ -122,6 +133,17 @@ def page(browser):
     pg = context.new_page()
     yield pg
     context.close()
+
+
+@pytest.fixture(scope="session")
+def frontend_url():
+    """The span editor's frontend files served as Streamlit serves them (no app): its index.html."""
+    frontend = ROOT / "app_pages/components/span_editor/frontend"
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(frontend))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
+    server.shutdown()
 
 
 @pytest.fixture(scope="session")

@@ -3,30 +3,14 @@ real Chromium with type names hundreds of characters long: every button, bar lab
 and status line stays inside the frame, ending in an ellipsis, the full name in its title."""
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
-from pathlib import Path
-
 import pytest
 
 pytestmark = pytest.mark.browser
 
-FRONTEND = Path(__file__).resolve().parents[2] / "app_pages/components/span_editor/frontend"
 LONG_CODE = "VeryLongTypeCode" * 20                 # no break opportunity
 LONG_ZH = "一个非常非常长的实体类型名称" * 12
 UNLISTED = "unlisted_" + "x" * 300                    # a type the page does not list: shown by its code
 WIDTH = 520
-
-
-@pytest.fixture(scope="module")
-def frontend_url():
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(FRONTEND))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
-    server.shutdown()
 
 
 def render(page, url: str, big: bool) -> None:

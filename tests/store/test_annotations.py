@@ -341,3 +341,28 @@ def test_process_killed_during_a_save_leaves_the_database_consistent(tmp_path, m
     ev = ws.annotations.save(did, 0, Annotation(ann.spans[1:]), author="next", reason="", base_revision=rev)
     assert ev.revision == rev + 1
     ws.close()
+
+
+def test_an_event_keeps_the_provenance_of_its_accepted_suggestions(db):
+    from cblue_core.annotation.provenance import Provenance, Suggestion, SuggestionSource
+
+    ws, did, path = db
+    ann, _ = ws.annotations.current(did, 0)
+    added = Span(0, 2, "sym", "患儿")
+    prov = (Provenance(SuggestionSource("run", "1"), (Suggestion(added, 0.87),)),)
+    ev = ws.annotations.save(did, 0, Annotation(ann.spans + (added,)), author="alice", base_revision=0,
+                             provenance=prov)
+    assert ev.provenance == prov
+    by_hand = ws.annotations.save(did, 1, drop_first(ws.annotations.current(did, 1)[0]), author="bob",
+                                  base_revision=0)
+    reverted = ws.annotations.revert(ev.event_id, author="alice")
+    ws.close()
+    ws = connect(path)
+    assert [e.provenance for e in ws.annotations.events(did)] == [prov, (), ()]
+    assert ws.annotations.event(ev.event_id).provenance == prov
+    assert by_hand.provenance == () and reverted.provenance == ()
+    raw = ws.db.con.execute("SELECT provenance FROM annotation_events ORDER BY event_id").fetchall()
+    assert json.loads(raw[0][0])[0]["accepted"][0] == {"span": {"start": 0, "end": 2, "type": "sym", "text": "患儿"},
+                                                      "score": 0.87}
+    assert raw[1][0] is None and raw[2][0] is None
+    ws.close()

@@ -124,7 +124,28 @@ def test_version_6_workspace_gains_the_response_cache(tmp_path, cmeee_file):
     assert [d.records for d in ws.datasets.all()] == [3]
     assert ws.responses.count() == 0
     ws.close()
-    assert marker(path) == {"app": APP_MARKER, "schema_version": "7"} and SCHEMA_VERSION == 7
+    assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
+
+
+def test_version_7_workspace_gains_the_provenance_of_annotation_events(tmp_path, cmeee_file):
+    from cblue_core.annotation.model import Annotation
+    from cblue_core.annotation.provenance import Provenance, Suggestion, SuggestionSource
+
+    path = tmp_path / "v7.duckdb"
+    ws = connect(path)
+    ingest_file(ws, cmeee_file)
+    did = ws.datasets.all()[0].dataset_id
+    gold, _ = ws.annotations.current(did, 0)
+    old = ws.annotations.save(did, 0, Annotation(gold.spans[1:]), author="a", base_revision=0)
+    # what version 7 wrote: annotation_events without provenance
+    as_written_by(ws, path, 7, "ALTER TABLE annotation_events DROP COLUMN provenance")
+    ws = connect(path)
+    assert [(e.event_id, e.provenance) for e in ws.annotations.events(did)] == [(old.event_id, ())]
+    prov = (Provenance(SuggestionSource("model", "m"), (Suggestion(gold.spans[0], 0.5),)),)
+    ws.annotations.save(did, 0, gold, author="a", base_revision=1, provenance=prov)
+    assert [e.provenance for e in ws.annotations.events(did)] == [(), prov]
+    ws.close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": "8"} and SCHEMA_VERSION == 8
 
 
 def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
@@ -150,6 +171,7 @@ def test_unmarked_workspace_with_the_older_tables_is_adopted_and_migrated(tmp_pa
         con.execute(f"DROP TABLE {table}")
     con.execute("DROP TABLE run_derived")
     con.execute("DROP TABLE response_cache")
+    con.execute("ALTER TABLE annotation_events DROP COLUMN provenance")
     con.close()
     with pytest.raises(WorkspaceError, match="older schema 2"):
         connect(path, read_only=True)
@@ -248,6 +270,7 @@ def test_unmarked_workspace_with_the_schema_4_tables_is_adopted_and_migrated(tmp
     con.execute("DELETE FROM meta")
     for table in (*TRAINING_SET_TABLES, "run_derived", "response_cache"):
         con.execute(f"DROP TABLE {table}")
+    con.execute("ALTER TABLE annotation_events DROP COLUMN provenance")
     con.close()
     connect(path).close()
     assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}

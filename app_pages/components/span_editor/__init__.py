@@ -1,14 +1,15 @@
 """The span editor: a Streamlit custom component served from local files (no CDN, no build).
 
 ``span_editor(text, spans, types, *, key, big=False, doc=None, browser=None, readonly=False,
-offsets="exclusive", notice=None) -> dict | None`` (see ``docs/annotation-api.md``). The frontend (``frontend/``: hand-written HTML, CSS and JavaScript)
+offsets="exclusive", notice=None, suggestions=()) -> dict | None`` (see ``docs/annotation-api.md``). The frontend (``frontend/``: hand-written HTML, CSS and JavaScript)
 speaks the component protocol itself with ``window.parent.postMessage``. It draws nested spans
 as stacked layers, creates a span from a mouse selection, retypes or deletes a clicked span, and
 keeps a local undo stack; keys: 1-9 type, Delete/Backspace, Ctrl+S save, Ctrl+Z undo,
 Alt+→ / Alt+← next / previous example.
 
 The value returned is ``{"spans": [{"start", "end", "type"}, ...], "action": "change" | "save" |
-"next" | "prev" | "undo" | "hello", "nonce": n, "doc": d, "browser": b}``; ``nonce`` grows with
+"next" | "prev" | "undo" | "hello" | "accept" | "reject", "nonce": n, "doc": d, "browser": b,
+"accepted": [...], "rejected": [...]}``; ``nonce`` grows with
 every action, so the page acts on a value once (a rerun returns the same value with the same
 nonce); ``doc`` is the ``doc`` argument of the call the editor was showing when the action
 happened (None if not given).
@@ -22,12 +23,20 @@ soon as it is first drawn, so that a reloaded page can find the unsaved draft of
 
 ``readonly=True`` shows the spans but refuses every edit and the save (next / previous work).
 
+``suggestions`` (``{"start", "end", "type", "score"}``, ``score`` a confidence or None) are drawn
+dashed, apart from the spans, with their score in the label; each is accepted (it becomes an
+ordinary span: ``"accept"``) or rejected (it disappears: ``"reject"``) with a click or a key
+(Enter/A accept, X/Backspace reject the focused one, Shift+A accepts all). ``accepted`` and
+``rejected`` in the value list the suggestions accepted and rejected since the editor last
+started on the document (``{"start", "end", "type"}``; absent from older values: read as []).
+
 The page should read the value *before* it draws the editor (:func:`editor_value`, or
 ``st.session_state[key]``) and pass the spans it keeps back in: the editor treats spans equal
 to its own last value as an echo (it keeps its undo stack), and any other spans as a reload.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,7 +47,7 @@ from cblue_core.annotation.drafts import valid_browser_id
 from cblue_core.render.palette import color_for
 
 FRONTEND = Path(__file__).resolve().parent / "frontend"
-ACTIONS = ("change", "save", "next", "prev", "undo", "hello")
+ACTIONS = ("change", "save", "next", "prev", "undo", "hello", "accept", "reject")
 
 _component = components.declare_component("span_editor", path=str(FRONTEND))
 
@@ -73,6 +82,26 @@ def normalise_spans(spans: Iterable[Any] | None, length: int | None = None) -> l
     return [{"start": a, "end": b, "type": t} for a, b, t in sorted(out, key=lambda k: (k[0], -k[1], k[2]))]
 
 
+def _score(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return round(float(v), 4)
+
+
+def normalise_suggestions(items: Iterable[Any] | None, length: int | None = None) -> list[dict]:
+    """``{"start", "end", "type", "score"}`` dicts from dicts, or ``Suggestion`` records holding
+    a ``Span`` (``.item``, ``.score``), checked as :func:`normalise_spans` checks spans."""
+    scores: dict[tuple[int, int, str], float | None] = {}
+    plain = []
+    for s in items or ():
+        item = getattr(s, "item", s)
+        plain.append(item)
+        a, b, t = _int(_field(item, "start")), _int(_field(item, "end")), _field(item, "type")
+        if a is not None and b is not None and t is not None:
+            scores.setdefault((a, b, str(t)), _score(_field(s, "score")))
+    return [{**s, "score": scores.get((s["start"], s["end"], s["type"]))} for s in normalise_spans(plain, length)]
+
+
 def editor_types(types: Iterable[Any]) -> list[dict]:
     """``{"code", "zh", "en", "colour"}`` per type; ``colour`` is the palette index that
     :func:`cblue_core.render.palette.color_for` gives the type in this order (same colours as
@@ -98,8 +127,11 @@ def parse_value(value: Any, length: int | None = None) -> dict | None:
     if action not in ACTIONS or nonce is None or not isinstance(value.get("spans"), list):
         return None
     doc = value.get("doc")
+    listed = {name: normalise_spans(value.get(name) if isinstance(value.get(name), list) else (), length)
+              for name in ("accepted", "rejected")}
     return {"spans": normalise_spans(value["spans"], length), "action": action, "nonce": nonce,
-            "doc": doc if isinstance(doc, str) else None, "browser": valid_browser_id(value.get("browser"))}
+            "doc": doc if isinstance(doc, str) else None, "browser": valid_browser_id(value.get("browser")),
+            **listed}
 
 
 def editor_value(key: str, length: int | None = None) -> dict | None:
@@ -113,7 +145,7 @@ def editor_value(key: str, length: int | None = None) -> dict | None:
 def span_editor(text: str, spans: Iterable[Any], types: Iterable[Any], *, key: str,
                 big: bool = False, doc: str | None = None, browser: str | None = None,
                 readonly: bool = False, offsets: str = "exclusive",
-                notice: tuple[str, bool] | None = None) -> dict | None:
+                notice: tuple[str, bool] | None = None, suggestions: Iterable[Any] = ()) -> dict | None:
     """Show the editor; return its latest value (see the module docstring) or None.
 
     ``spans``: dicts or ``Span`` records (half-open offsets over the text's characters);
@@ -124,7 +156,8 @@ def span_editor(text: str, spans: Iterable[Any], types: Iterable[Any], *, key: s
     ``readonly``: no edit and no save from the editor; ``offsets``: how offsets are shown,
     ``"inclusive"`` (``[18, 21]``, CMeEE's convention) or half-open ``[18, 22)``; ``notice``:
     (message, is_error) of what the page did with the editor's last action (a save's outcome),
-    shown in the editor's status line once, when it changes.
+    shown in the editor's status line once, when it changes; ``suggestions``: spans a model or
+    run suggests (dicts or ``Suggestion`` records, see the module docstring), drawn apart.
     """
     import streamlit as st
 
@@ -139,5 +172,5 @@ def span_editor(text: str, spans: Iterable[Any], types: Iterable[Any], *, key: s
                        doc=doc, echo=echo, browser=valid_browser_id(browser), readonly=bool(readonly),
                        offsets="inclusive" if offsets == "inclusive" else "exclusive",
                        notice=None if notice is None else [str(notice[0]), bool(notice[1])],
-                       key=key, default=None)
+                       suggestions=normalise_suggestions(suggestions, len(text)), key=key, default=None)
     return parse_value(value, len(text))

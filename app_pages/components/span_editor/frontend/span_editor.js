@@ -12,6 +12,8 @@
    find them again after a reload. Where storage is blocked (a sandbox without same-origin,
    privacy settings) the id is null: the editor works, drafts just do not survive a reload.
 
+   Suggested spans (drawn dashed, accepted or rejected) are in span_editor_suggestions.js.
+
    Every string from data is set with textContent / title (never innerHTML); colours are the
    palette classes c0..c13 (cblue_core/render/palette.py), chosen by an index the Python side
    computes, never a colour value from data.
@@ -34,6 +36,7 @@
   var textEl = document.getElementById("text");
   var listEl = document.getElementById("list");
   var statusEl = document.getElementById("status");
+  var suggEl = document.getElementById("sugg");
 
   // This browser's id (see the header), or null when the browser keeps no storage for the frame.
   function browserId() {
@@ -63,6 +66,11 @@
     nonce: Date.now(), lastSent: null, sent: {},
     status: HELP, statusErr: false
   };
+  var SG = window.SpanEditorSuggestions({
+    S: S, toInt: toInt, cmpSpan: cmpSpan, el: el, mention: mention, shortName: shortName, longName: longName,
+    colourOf: colourOf, offsetText: offsetText, setStatus: setStatus, render: render, emit: emit,
+    pushUndo: pushUndo, refuseReadonly: refuseReadonly
+  });
 
   // ------------------------------------------------------------------ protocol
   function send(type, data) {
@@ -85,7 +93,8 @@
     S.lastSent = S.nonce;
     S.sent[S.nonce] = true;
     send("streamlit:setComponentValue", {
-      value: {spans: copySpans(S.spans), action: action, nonce: S.nonce, doc: S.doc, browser: S.browser},
+      value: {spans: copySpans(S.spans), action: action, nonce: S.nonce, doc: S.doc, browser: S.browser,
+              accepted: SG.lists().accepted, rejected: SG.lists().rejected},
       dataType: "json"
     });
   }
@@ -250,6 +259,7 @@
       setStatus("已从页面重新载入 / reloaded from the page", false);
     }
     // What the page did with the last action (a save's outcome), shown once when it is news.
+    SG.setArgs(args.suggestions, S.chars.length);
     var noticeSig = JSON.stringify(args.notice == null ? null : args.notice);
     if (noticeSig !== S.noticeSig) {
       S.noticeSig = noticeSig;
@@ -267,6 +277,7 @@
   function reset(text, chars, doc, spans) {
     S.text = text; S.chars = chars; S.doc = doc;
     S.spans = spans; S.undo = []; S.selected = -1; S.pending = null; S.drag = null;
+    SG.reset();
     setStatus(HELP, false);
   }
 
@@ -320,7 +331,9 @@
   function render() {
     root.classList.toggle("se-big", S.big);
     renderTypes();
-    var spans = S.spans;
+    // the spans, then the visible suggestions (k >= S.spans.length): laid out together, never
+    // on one level where they overlap
+    var spans = S.spans.concat(SG.visible());
     S.levels = assignLevels(spans);
     textEl.textContent = "";
     var covering = S.chars.map(function () { return []; });
@@ -344,10 +357,11 @@
           if (s.start === i) bar.classList.add("se-bs");
           if (s.end - 1 === i) bar.classList.add("se-be");
           if (k === S.selected) bar.classList.add("se-sel");
-          var tip = longName(s.type) + ": " + mention(s);
+          var tip = longName(s.type) + ": " + mention(s), label = shortName(s.type);
           bar.title = tip;
-          tips.push(tip);
-          if (s.start === i) bar.appendChild(el("span", "se-lbl", shortName(s.type)));
+          if (k >= S.spans.length) label = SG.bar(s, bar);
+          tips.push(bar.title);
+          if (s.start === i) bar.appendChild(el("span", "se-lbl", label));
           c.appendChild(bar);
         });
         c.style.paddingBottom = (TOP_EM - 0.7 + deepest * STEP_EM + 0.25).toFixed(2) + "em";
@@ -404,6 +418,7 @@
       li.addEventListener("click", function () { selectSpan(k); });
       listEl.appendChild(li);
     });
+    SG.renderList(suggEl);
   }
 
   // ------------------------------------------------------------------ editing
@@ -418,7 +433,7 @@
   }
 
   function selectSpan(k) {
-    S.pending = null;
+    S.pending = null; S.focusSug = null;
     S.selected = k >= 0 && k < S.spans.length ? k : -1;
     if (S.selected >= 0) {
       var s = S.spans[S.selected];
@@ -497,7 +512,7 @@
   }
 
   function clearSelection() {
-    S.pending = null; S.selected = -1;
+    S.pending = null; S.selected = -1; S.focusSug = null;
     setStatus(HELP, false);
     render();
   }
@@ -530,6 +545,7 @@
     if (e.button !== 0 || S.disabled) return;
     root.focus({preventScroll: true});
     var bar = e.target.closest ? e.target.closest(".se-bar") : null;
+    if (bar && bar.dataset.s) { e.preventDefault(); SG.focus(bar.dataset.s); return; }
     if (bar && !e.shiftKey) {
       e.preventDefault();
       selectSpan(+bar.dataset.k);
@@ -578,6 +594,7 @@
   });
 
   listEl.addEventListener("mousedown", function () { root.focus({preventScroll: true}); });
+  suggEl.addEventListener("mousedown", function () { root.focus({preventScroll: true}); });
 
   // ------------------------------------------------------------------ buttons and keys
   document.getElementById("b-prev").addEventListener("click", function () { action("prev"); });
@@ -604,6 +621,7 @@
     if (e.altKey && !mod && key === "ArrowRight") { e.preventDefault(); action("next"); return; }
     if (e.altKey && !mod && key === "ArrowLeft") { e.preventDefault(); action("prev"); return; }
     if (mod || e.altKey) return;
+    if (SG.onKey(e)) return;
     if (key === "Delete" || key === "Backspace") {
       if (S.selected >= 0) { e.preventDefault(); deleteSelected(); }
       return;
