@@ -89,6 +89,11 @@ def test_opening_an_item_sets_the_example_and_the_suggestion_source(review_tab, 
     ok(at.run())
     assert at.session_state["ann_tab"] == "Edit" and at.number_input(key="ann_example").value == 10
     assert at.session_state["ann_suggest_source"] == f"run:{run}"
+    # the Edit tab opens on the item with the run's suggested label ready to use
+    assert at.selectbox(key="ann_suggest_source").value == f"run:{run}"
+    shown = " ".join(m.value for m in at.markdown)
+    assert "Suggested label" in shown and "probability 0.9" in shown
+    assert any(b.key == "ann_suggest_use_label" for b in at.button)
 
 
 def test_selecting_a_row_opens_it_with_the_suggestion_source(review_tab, review_db):
