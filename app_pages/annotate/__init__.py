@@ -24,7 +24,6 @@ from app_pages.annotate import (
     export_tab,
     rescore_tab,
     review_tab,
-    suggest,
     versions_tab,
 )
 from app_pages.annotate import session as S
@@ -59,7 +58,7 @@ def render() -> None:
     _read_deep_link(datasets)
     _pending_editor_action(ws)
     S.apply_goto()
-    suggest.keep_source()
+    S.keep_edit_widgets()
     info = _pick_dataset(ws, datasets)
     task = get_task(info.task)
     ctx = Context(ws, info, task, annotation_field(task), read_only())

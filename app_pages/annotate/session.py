@@ -113,6 +113,18 @@ def apply_goto() -> None:
         goto(*st.session_state.pop(K.GOTO))
 
 
+# Widgets of the Edit tab whose value outlives the tab: the example shown, the suggestion source.
+KEPT_WHILE_HIDDEN = (K.EXAMPLE, K.SUGGEST_SOURCE)
+
+
+def keep_edit_widgets() -> None:
+    """Keep the Edit tab's widgets while another tab is open: Streamlit drops the state of a
+    widget that a run does not draw, and the Edit tab would come back on example 0."""
+    for key in KEPT_WHILE_HIDDEN:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
 # ---------------------------------------------------------------------- the draft of an example
 
 def load_draft(ws: Workspace, dataset_id: int, idx: int, *, force: bool = False) -> Draft:

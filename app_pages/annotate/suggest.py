@@ -28,13 +28,6 @@ KINDS = frozenset({"spans", "triples", "label"})     # what a source can suggest
 CACHE_SIZE = 64          # suggestions kept per session: a live model predicts each example once
 
 
-def keep_source() -> None:
-    """Keep the selected source while the Edit tab (its selector) is not drawn: Streamlit drops
-    the state of a widget that a run does not draw."""
-    if K.SUGGEST_SOURCE in st.session_state:
-        st.session_state[K.SUGGEST_SOURCE] = st.session_state[K.SUGGEST_SOURCE]
-
-
 @st.cache_data(ttl=60, show_spinner=False, max_entries=32)
 def _task_models(task: str, folders: tuple[str, ...]) -> dict[str, str]:
     """Name -> folder of the usable models of ``task`` (listing reads every model card: ~20 ms,

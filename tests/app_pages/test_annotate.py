@@ -506,3 +506,14 @@ def test_export_and_review_tabs_do_no_work_on_a_rerun(open_page, ann_db, monkeyp
     ws.annotations.save(did, 5, ann.__class__(spans=ann.spans[1:]), author="x", reason="r", base_revision=rev)
     ok(at.run())                                                   # a new event: computed again
     assert computed["n"] == 2
+
+
+def test_the_edit_tab_comes_back_on_the_example_it_showed(open_page):
+    """Another tab open in between: the record number is kept, not reset to 0."""
+    at = open_page({"task": "KUAKE-QIC", "split": "dev", "example": 4})
+    assert at.number_input(key="ann_example").value == 4
+    at.session_state["ann_tab"] = "Versions"
+    ok(at.run())
+    at.session_state["ann_tab"] = "Edit"
+    ok(at.run())
+    assert at.number_input(key="ann_example").value == 4
