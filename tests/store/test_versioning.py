@@ -5,6 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
+from cblue_core.auth.roles import Role
 from cblue_core.ingest import ingest_file
 from cblue_core.store.errors import WorkspaceError
 from cblue_core.store.schema import SCHEMA_VERSION
@@ -23,6 +24,13 @@ def marker(path):
 
 def file_bytes(path):
     return path.read_bytes()
+
+
+def drop_schema_8(con) -> None:
+    """What schema 8 added, taken away again: an older workspace's tables."""
+    for sql in ("DROP TABLE workspace_users", "DROP TABLE audit_events", "DROP SEQUENCE audit_event_ids",
+                "ALTER TABLE runs DROP COLUMN created_by", "ALTER TABLE slices DROP COLUMN created_by"):
+        con.execute(sql)
 
 
 def test_new_file_gets_the_marker(tmp_path):
@@ -124,7 +132,29 @@ def test_version_6_workspace_gains_the_response_cache(tmp_path, cmeee_file):
     assert [d.records for d in ws.datasets.all()] == [3]
     assert ws.responses.count() == 0
     ws.close()
-    assert marker(path) == {"app": APP_MARKER, "schema_version": "7"} and SCHEMA_VERSION == 7
+    assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
+
+
+def test_version_7_workspace_gains_roles_and_the_audit_trail(tmp_path, cmeee_file):
+    """Schema 8 adds workspace_users, audit_events and who stored each run and slice: a version 7
+    file keeps its runs (their author unknown) and can store roles and audit events."""
+    path = tmp_path / "v7.duckdb"
+    ws = connect(path)
+    ingest_file(ws, cmeee_file)
+    did = ws.datasets.all()[0].dataset_id
+    # what version 7 wrote: no access tables, no created_by columns
+    drop_schema_8(ws.db.con)
+    ws.db.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    ws.db.execute("INSERT INTO runs (dataset_id, name, source, metrics) VALUES (?, 'old', 'import', '{}')", [did])
+    ws.close()
+    with pytest.raises(WorkspaceError, match="older schema 7"):
+        connect(path, read_only=True)
+    ws = connect(path)
+    assert [(r.name, r.created_by) for r in ws.runs.all()] == [("old", None)]
+    ws.users.set_role("ann", Role.ANNOTATOR)
+    assert [(e.action, e.target) for e in ws.audit.events()] == [("role.set", "user ann")]
+    ws.close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": "8"} and SCHEMA_VERSION == 8
 
 
 def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
@@ -150,6 +180,7 @@ def test_unmarked_workspace_with_the_older_tables_is_adopted_and_migrated(tmp_pa
         con.execute(f"DROP TABLE {table}")
     con.execute("DROP TABLE run_derived")
     con.execute("DROP TABLE response_cache")
+    drop_schema_8(con)
     con.close()
     with pytest.raises(WorkspaceError, match="older schema 2"):
         connect(path, read_only=True)
@@ -248,6 +279,7 @@ def test_unmarked_workspace_with_the_schema_4_tables_is_adopted_and_migrated(tmp
     con.execute("DELETE FROM meta")
     for table in (*TRAINING_SET_TABLES, "run_derived", "response_cache"):
         con.execute(f"DROP TABLE {table}")
+    drop_schema_8(con)
     con.close()
     connect(path).close()
     assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
