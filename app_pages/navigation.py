@@ -38,6 +38,7 @@ PAGES = (
     PageSpec("pages/errors.py", "Errors", ":material/search:", "errors"),
     PageSpec("pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
     PageSpec("pages/annotate.py", "Annotate", ":material/edit:", "annotate"),
+    PageSpec("pages/admin.py", "Admin", ":material/admin_panel_settings:", "admin"),
 )
 
 # Per thread, because every session's script runs in its own thread: a module-wide flag set by one

@@ -29,7 +29,9 @@ from app_pages.common import (
 from app_pages.keys import Param
 from app_pages.keys import Runs as K
 from app_pages.navigation import page_file
+from app_pages.permissions import allowed, why_not
 from app_pages.runs_endpoint import endpoint_figures, start_endpoint_run
+from cblue_core.auth import PermissionDenied
 from cblue_core.io.errors import FileRefused
 from cblue_core.io.writers import run_file_name
 from cblue_core.runs import export_run, import_run, model_run
@@ -188,7 +190,11 @@ def render() -> None:
                        help="The run's predictions in the task's official submission format"
                             + ("" if run.split == "test" else f" (named for the {md(run.split)} split; the "
                                "leaderboard takes the test split's file)"))
-    if c3.button("Delete this run", key=K.DELETE, disabled=read_only()):
-        ws.runs.delete(chosen)
+    if c3.button("Delete this run", key=K.DELETE, disabled=not allowed("run.delete"), help=why_not("run.delete")):
+        try:
+            ws.runs.delete(chosen)
+        except PermissionDenied as exc:
+            st.error(md(exc))
+            return
         st.session_state.pop(K.SELECTED, None)
         st.rerun()

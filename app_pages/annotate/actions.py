@@ -63,7 +63,7 @@ def do_save(dataset_id: int, idx: int, *, ann: Annotation | None = None, base: i
     d = S.drafts().get(doc) or S.load_draft(ws, dataset_id, idx)
     S.settle(d)
     try:
-        ev = ws.annotations.save(dataset_id, idx, d["ann"] if ann is None else ann, author=user_name(),
+        ev = ws.annotations.save(dataset_id, idx, d["ann"] if ann is None else ann,
                                  reason=reason(), base_revision=d["base"] if base is None else base)
     except EditConflict as exc:
         S.conflicts()[doc] = exc
@@ -120,8 +120,7 @@ def on_revert(event_id: int, dataset_id: int, idx: int) -> None:
     if not writable(f"Event #{event_id} not reverted"):
         return
     try:
-        ev = S.page_ws().annotations.revert(event_id, author=user_name(),
-                                            reason=reason() or f"revert event {event_id}")
+        ev = S.page_ws().annotations.revert(event_id, reason=reason() or f"revert event {event_id}")
     except EditConflict as exc:
         S.flash("error", f"Event #{event_id} not reverted: {exc} Later edits must be reverted first.")
         return

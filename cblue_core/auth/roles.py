@@ -74,9 +74,10 @@ ACTIONS: Final[dict[str, Role | System]] = {
 }
 
 # Where the name comes from decides whether a stored role is asked at all: the one user of a
-# studio on its owner's machine ("local") and a process that opened the file itself ("cli",
-# the file's owner, who could write it with any DuckDB client anyway) are admins.
-ADMIN_SOURCES: Final = frozenset({"local", "cli"})
+# studio on its owner's machine ("local", or a name typed in its sidebar: "typed", only offered
+# while no sign-in is configured) and a process that opened the file itself ("cli", the file's
+# owner, who could write it with any DuckDB client anyway) are admins.
+ADMIN_SOURCES: Final = frozenset({"local", "typed", "cli"})
 
 
 class PermissionDenied(PermissionError):

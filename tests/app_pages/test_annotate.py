@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cblue_core.auth import local_user
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.records import Span
 from cblue_core.render.palette import PALETTE
@@ -57,7 +58,7 @@ def store(ann_db):
     """The page's own workspace (one connection per file and process), a fresh cursor."""
     from app_pages.common import shared_workspace
 
-    return shared_workspace(str(ann_db)).cursor()
+    return shared_workspace(str(ann_db)).cursor(actor=local_user("cli"))   # the file's owner
 
 
 def ok(at: AppTest) -> AppTest:

@@ -13,6 +13,7 @@ import secrets
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cblue_core.auth import local_user
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.records import Span
 from cblue_core.store.annotations import AnnotationStore
@@ -56,7 +57,7 @@ def open_page(safe_db, monkeypatch):
 def store(db):
     from app_pages.common import shared_workspace
 
-    return shared_workspace(str(db)).cursor()
+    return shared_workspace(str(db)).cursor(actor=local_user("cli"))   # the file's owner
 
 
 def cmeee(db) -> int:
