@@ -69,7 +69,7 @@ def render(ctx: Context) -> None:
     if not comparison.differ:
         st.success("The two annotators agree on every common example.")
         return
-    if not allowed("gold.adjudicate"):
+    if not ctx.read_only and not allowed("gold.adjudicate"):    # read-only mode: shown, disabled
         st.caption(f"{len(comparison.differ):d} examples differ; a curator adjudicates them.")
         return
     _adjudicate(ctx, comparison, (a_name, ma), (b_name, mb))
