@@ -15,7 +15,7 @@ import streamlit as st
 
 from app_pages import url_state
 from app_pages.keys import Param, Sidebar
-from cblue_core.auth import PermissionDenied, User
+from cblue_core.auth import PermissionDenied, Role, User
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.render.bidi import isolate
 from cblue_core.store.new_workspaces import NewWorkspaceQuota
@@ -242,10 +242,11 @@ def sidebar() -> None:
         return          # the demo shows task and model on its page, nothing else
     with st.sidebar:
         st.text_input("Workspace file", value=str(default_db_path()), key=Sidebar.DB_PATH,
-                      disabled=read_only(),
+                      disabled=read_only() or not _may_switch_workspace(),
                       help="A DuckDB file under the folders this server allows (its workspace/ "
                            "folder, the folder of $CBLUE_STUDIO_DB, $CBLUE_STUDIO_ROOTS); created "
-                           "and filled with the sample data when new.")
+                           "and filled with the sample data when new. Admins of the server's "
+                           "workspace only.")
         st.text_input("Your name", key=Sidebar.USER_NAME, placeholder="shown on your annotations")
         devices = ["cpu"] + (["cuda"] if _cuda() else [])
         st.selectbox("Device", devices, key=Sidebar.DEVICE,
@@ -253,6 +254,15 @@ def sidebar() -> None:
         st.text_input("Model folders", key=Sidebar.MODEL_DIRS, placeholder="/path/to/checkpoints",
                       help="Extra folders with local checkpoints (os.pathsep-separated), besides "
                            "the built-in models/ and $CBLUE_STUDIO_MODELS.")
+
+
+def _may_switch_workspace() -> bool:
+    """Switching (and creating) workspace files is an admin's, by their role in the server's own."""
+    try:
+        server = shared_workspace(str(default_db_path()))
+    except (WorkspaceLocked, WorkspaceError):
+        return False
+    return server.cursor(actor=acting_user()).role() is Role.ADMIN
 
 
 @st.cache_data

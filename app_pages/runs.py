@@ -20,7 +20,6 @@ from app_pages.common import (
     model_failure,
     num,
     overlap_warning,
-    read_only,
     read_only_notice,
     run_label,
     shared_workspace,
@@ -91,10 +90,12 @@ def render() -> None:
             allow_missing = st.checkbox("Score gold examples without a prediction as empty", key=K.ALLOW_MISSING)
             read_only_notice("importing runs")
             if upload is not None and st.button("Import and score", type="primary", key=K.IMPORT,
-                                                disabled=read_only()):
+                                                disabled=not allowed("run.create"), help=why_not("run.create")):
                 try:
                     result = import_run(ws, target, upload.getvalue(), name=name or upload.name,
                                         file_name=upload.name, allow_missing=allow_missing)
+                except PermissionDenied as exc:
+                    st.error(md(exc))
                 except FileRefused as refused:
                     st.error("The file was refused; nothing was stored.")
                     st.dataframe(pd.DataFrame([{"problem": d.message, "record": d.record, "line": d.line,
@@ -123,7 +124,7 @@ def render() -> None:
             device = device_choice()
             read_only_notice("storing model runs")
             if st.button(f"Predict {split.records:,} examples on {md(device)} and score", type="primary",
-                         key=K.MODEL_GO, disabled=read_only()):
+                         key=K.MODEL_GO, disabled=not allowed("run.create"), help=why_not("run.create")):
                 bar = st.progress(0.0, text="Loading the model…")
                 done = [0]
 

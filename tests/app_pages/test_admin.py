@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import app_pages.identity
+from app_pages.keys import Sidebar
 from cblue_core.auth import Role, User, local_user
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.store.audit import AuditFilter
@@ -70,6 +71,7 @@ def button(at: AppTest, key: str):
 def test_an_admin_gives_roles_and_reads_the_audit_trail(open_as, roles_db):
     at = open_as("ada", "pages/admin.py")
     assert [t.label for t in at.tabs] == ["Users", "Audit"]
+    assert not at.text_input(key=Sidebar.DB_PATH).disabled        # an admin may switch workspace
     at.text_input(key="adm_user_name").input("cat")
     at.selectbox(key="adm_user_role").set_value("curator")
     ok(button(at, "adm_set_role").click().run())
@@ -87,6 +89,7 @@ def test_a_viewer_sees_no_admin_controls(open_as):
     at = open_as("vic", "pages/admin.py")
     assert not at.tabs and not at.button and not at.dataframe
     assert any("Only admins" in i.value for i in at.info)
+    assert at.text_input(key=Sidebar.DB_PATH).disabled            # and may not switch workspace
 
 
 def _label_doc(at: AppTest, ws, task: str, idx: int) -> tuple[int, str, str, str]:
