@@ -149,47 +149,40 @@ def _call_with_nothing(ws_store, name):
     return method(*positional, **keywords)
 
 
-def _guarded_writers(ws):
-    for attr, store in vars(ws).items():
+def _guarded_writers(memory_ws):
+    for attr, store in vars(memory_ws).items():
         for name, method in vars(type(store)).items() if hasattr(store, "db") else ():
             found = declaration(method)
             if found and required(found.action) is not SYSTEM:
                 yield attr, name, found.action
 
 
-@pytest.fixture
-def ws():
-    w = connect(":memory:")
-    yield w
-    w.close()
-
-
-def test_every_guarded_writer_refuses_nobody_and_a_viewer_and_records_it(ws):
-    writers = list(_guarded_writers(ws))
+def test_every_guarded_writer_refuses_nobody_and_a_viewer_and_records_it(memory_ws):
+    writers = list(_guarded_writers(memory_ws))
     assert len(writers) >= 14
-    for bound in (ws.acting_as(None), ws.acting_as(User("vic", "proxy"))):
+    for bound in (memory_ws.acting_as(None), memory_ws.acting_as(User("vic", "proxy"))):
         for attr, name, action in writers:
             with pytest.raises(PermissionDenied, match=action):
                 _call_with_nothing(getattr(bound, attr), name)
-    refused = ws.audit.events(AuditFilter(outcome=REFUSED, limit=1000))
+    refused = memory_ws.audit.events(AuditFilter(outcome=REFUSED, limit=1000))
     assert sorted({e.action for e in refused}) == sorted({a for _, _, a in writers})
     assert {e.user for e in refused} == {None, "vic"}
-    assert ws.audit.events(AuditFilter(outcome="done")) == []
+    assert memory_ws.audit.events(AuditFilter(outcome="done")) == []
 
 
-def test_a_refusal_says_who_what_and_the_role_needed(ws):
-    ws.users.set_role("ann", Role.ANNOTATOR)
+def test_a_refusal_says_who_what_and_the_role_needed(memory_ws):
+    memory_ws.users.set_role("ann", Role.ANNOTATOR)
     with pytest.raises(PermissionDenied) as caught:
-        ws.acting_as(User("ann", "proxy")).slices.save("x", "idx > 0")
+        memory_ws.acting_as(User("ann", "proxy")).slices.save("x", "idx > 0")
     assert str(caught.value) == "slice.save refused for ann (annotator): it needs the admin role"
-    assert ws.slices.all() == []
+    assert memory_ws.slices.all() == []
 
 
-def test_a_write_and_its_audit_event_are_committed_together(ws, cmeee_file):
-    ingest_file(ws, cmeee_file)
-    did = ws.datasets.all()[0].dataset_id
-    admin = ws.acting_as(User("ada", "oidc"))
-    ws.users.set_role("ada", Role.ADMIN)
+def test_a_write_and_its_audit_event_are_committed_together(memory_ws, cmeee_file):
+    ingest_file(memory_ws, cmeee_file)
+    did = memory_ws.datasets.all()[0].dataset_id
+    admin = memory_ws.acting_as(User("ada", "oidc"))
+    memory_ws.users.set_role("ada", Role.ADMIN)
 
     class Boom(Exception):
         pass
@@ -199,35 +192,35 @@ def test_a_write_and_its_audit_event_are_committed_together(ws, cmeee_file):
     admin.db.before_commit(fail)      # a failure inside the commit: neither the run nor its event stays
     with pytest.raises(Boom):
         admin.runs.create(did, "r", source="test", predictions=[], metrics={})
-    assert ws.runs.all() == [] and ws.audit.events(AuditFilter(action="run")) == []
+    assert memory_ws.runs.all() == [] and memory_ws.audit.events(AuditFilter(action="run")) == []
     run = admin.runs.create(did, "r", source="test", predictions=[], metrics={})
-    assert [(r.run_id, r.created_by) for r in ws.runs.all()] == [(run, "ada")]
-    [event] = ws.audit.events(AuditFilter(action="run.create"))
+    assert [(r.run_id, r.created_by) for r in memory_ws.runs.all()] == [(run, "ada")]
+    [event] = memory_ws.audit.events(AuditFilter(action="run.create"))
     assert (event.user, event.source, event.outcome, event.target) == ("ada", "oidc", "done", f"dataset {did}")
 
 
-def test_a_refusal_is_kept_when_the_caller_rolls_back(ws):
-    viewer = ws.acting_as(User("vic", "proxy"))
+def test_a_refusal_is_kept_when_the_caller_rolls_back(memory_ws):
+    viewer = memory_ws.acting_as(User("vic", "proxy"))
     viewer.db.execute("BEGIN TRANSACTION")
     with pytest.raises(PermissionDenied):
         viewer.slices.delete("x")
     viewer.db.execute("ROLLBACK")
-    assert [e.action for e in ws.audit.events()] == ["slice.delete"]
+    assert [e.action for e in memory_ws.audit.events()] == ["slice.delete"]
 
 
-def test_roles_apply_at_once_and_cursors_keep_their_actor(ws):
-    cur = ws.cursor(actor=User("cur", "proxy"))
+def test_roles_apply_at_once_and_cursors_keep_their_actor(memory_ws):
+    cur = memory_ws.cursor(actor=User("cur", "proxy"))
     assert cur.role() == Role.VIEWER and cur.cursor().actor == User("cur", "proxy")
-    ws.users.set_role("cur", Role.ADMIN)
+    memory_ws.users.set_role("cur", Role.ADMIN)
     cur.slices.save("long", "text_length > 10")
-    assert [(s.name, s.created_by) for s in ws.slices.all()] == [("long", "cur")]
-    ws.users.remove("cur")
+    assert [(s.name, s.created_by) for s in memory_ws.slices.all()] == [("long", "cur")]
+    memory_ws.users.remove("cur")
     with pytest.raises(PermissionDenied):
         cur.slices.delete("long")
 
 
 def test_admins_named_by_the_environment(monkeypatch):
     monkeypatch.setenv("CBLUE_STUDIO_ADMINS", " boss , other")
-    ws = connect(":memory:", actor=User("boss", "proxy"))
-    assert ws.role() == Role.ADMIN
+    memory_ws = connect(":memory:", actor=User("boss", "proxy"))
+    assert memory_ws.role() == Role.ADMIN
     assert connect(":memory:", actor=None).role() is None
