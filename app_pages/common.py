@@ -245,8 +245,7 @@ def sidebar() -> None:
                       disabled=read_only() or not _may_switch_workspace(),
                       help="A DuckDB file under the folders this server allows (its workspace/ "
                            "folder, the folder of $CBLUE_STUDIO_DB, $CBLUE_STUDIO_ROOTS); created "
-                           "and filled with the sample data when new. Admins of the server's "
-                           "workspace only.")
+                           "and filled with the sample data when new.")
         st.text_input("Your name", key=Sidebar.USER_NAME, placeholder="shown on your annotations")
         devices = ["cpu"] + (["cuda"] if _cuda() else [])
         st.selectbox("Device", devices, key=Sidebar.DEVICE,

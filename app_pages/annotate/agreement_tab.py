@@ -34,7 +34,7 @@ def render(ctx: Context) -> None:
     authors = ctx.ws.annotations.authors(did)
     if len(authors) < 2:
         st.info("Agreement compares the saved edits of two annotators on this split; so far: "
-                f"{md(', '.join(authors) or 'nobody')}. Each annotator signs in and "
+                f"{md(', '.join(authors) or 'nobody')}. Each annotator, signed in as themselves, "
                 "saves their version of the same examples.")
         return
     saved = {x: ctx.ws.annotations.by_author(did, x) for x in authors}

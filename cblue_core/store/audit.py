@@ -78,7 +78,8 @@ class AuditStore:
             raise ValueError(f"unknown outcome {f.outcome!r} (expected {' or '.join(OUTCOMES)})")
         if f.limit < 0:
             raise ValueError("the limit must be 0 or more")
-        where, params = ["1=1"], []
+        where: list[str] = ["1=1"]
+        params: list[Any] = []
         if f.user:
             where.append("user_name = ?")
             params.append(f.user)
