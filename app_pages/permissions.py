@@ -20,10 +20,11 @@ def allowed(action: str) -> bool:
     return now is not None and allows(now, action)
 
 
-def why_not(action: str) -> str | None:
-    """A control's help when it is disabled by the role (None when allowed or read-only)."""
+def why_not(action: str, otherwise: str = "") -> str:
+    """A control's help: why the role disables it, else ``otherwise`` (also in read-only mode,
+    which says so in its own notice)."""
     if read_only() or allowed(action):
-        return None
+        return otherwise
     need = required(action)
     now = role()
     return (f"Needs the {getattr(need, 'label', 'system')} role; you are "

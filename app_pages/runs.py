@@ -90,7 +90,7 @@ def render() -> None:
             allow_missing = st.checkbox("Score gold examples without a prediction as empty", key=K.ALLOW_MISSING)
             read_only_notice("importing runs")
             if upload is not None and st.button("Import and score", type="primary", key=K.IMPORT,
-                                                disabled=not allowed("run.create"), help=why_not("run.create")):
+                                                disabled=not allowed("run.create"), help=md(why_not("run.create"))):
                 try:
                     result = import_run(ws, target, upload.getvalue(), name=name or upload.name,
                                         file_name=upload.name, allow_missing=allow_missing)
@@ -124,7 +124,7 @@ def render() -> None:
             device = device_choice()
             read_only_notice("storing model runs")
             if st.button(f"Predict {split.records:,} examples on {md(device)} and score", type="primary",
-                         key=K.MODEL_GO, disabled=not allowed("run.create"), help=why_not("run.create")):
+                         key=K.MODEL_GO, disabled=not allowed("run.create"), help=md(why_not("run.create"))):
                 bar = st.progress(0.0, text="Loading the model…")
                 done = [0]
 
@@ -191,7 +191,7 @@ def render() -> None:
                        help="The run's predictions in the task's official submission format"
                             + ("" if run.split == "test" else f" (named for the {md(run.split)} split; the "
                                "leaderboard takes the test split's file)"))
-    if c3.button("Delete this run", key=K.DELETE, disabled=not allowed("run.delete"), help=why_not("run.delete")):
+    if c3.button("Delete this run", key=K.DELETE, disabled=not allowed("run.delete"), help=md(why_not("run.delete"))):
         try:
             ws.runs.delete(chosen)
         except PermissionDenied as exc:

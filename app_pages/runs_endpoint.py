@@ -42,7 +42,7 @@ def start_endpoint_run(ws, datasets, pick_split) -> None:
         read_only_notice("storing endpoint runs")
         # checked before the prompts are sent: the run is stored (run.create) only once all are answered
         if not st.button(f"Ask {int(limit):,} prompts and score", type="primary", key=K.ENDPOINT_GO,
-                         disabled=not allowed("run.create"), help=why_not("run.create")):
+                         disabled=not allowed("run.create"), help=md(why_not("run.create"))):
             return
         total = int(limit)
         bar = st.progress(0.0, text="Sending prompts…")

@@ -14,7 +14,7 @@ def render(ws: Workspace) -> None:
     users = ws.users.all()
     admins = sorted(configured_admins())
     st.caption("A signed-in user without a stored role is a viewer. The local user and the command "
-               f"line act as admins, and so do the names in ${ENV_ADMINS}"
+               f"line act as admins, and so do the names in ${md(ENV_ADMINS)}"
                + (f" (now: {md(', '.join(admins))})." if admins else " (none set)."))
     if users:
         st.dataframe(pd.DataFrame([{"user": u.name, "role": u.role.label, "granted by": u.granted_by,

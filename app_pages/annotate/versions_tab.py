@@ -31,7 +31,7 @@ def _create(ctx: Context) -> None:
     name = v1.text_input("Name of a new snapshot of the current gold", key=K.VERSION_NAME,
                          placeholder="e.g. reviewed-2024-06", disabled=not usable)
     if v2.button("Create version", key=K.VERSION_CREATE, disabled=not usable,
-                 help=why_not("gold.version")) and usable:
+                 help=md(why_not("gold.version"))) and usable:
         try:
             made = ctx.ws.annotations.create_version(ctx.dataset_id, name)
         except Exception as exc:  # noqa: BLE001 - ValueError: refused; the others are logged

@@ -38,7 +38,7 @@ def render(ws: Workspace) -> None:
     split = st.text_input("Split name", value=rep.split or "dev", key=K.UPLOAD_SPLIT).strip() or "dev"
     read_only_notice("storing files")
     if st.button("Store in the workspace", type="primary", disabled=not allowed("dataset.ingest"), key=K.STORE,
-                 help=why_not("dataset.ingest")):
+                 help=md(why_not("dataset.ingest"))):
         try:
             with st.spinner("Storing…"):
                 loaded = dataset_to_store(checked, uploaded.getvalue, uploaded.name, upload_limit_bytes())

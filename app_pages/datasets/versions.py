@@ -52,8 +52,9 @@ def pick_version(ws: Workspace, task: str, split: str) -> DatasetInfo | None:
                                "session only.")
     if chosen != default.dataset_id and c2.button(
             "Make it the default", key=K.MAKE_DEFAULT, disabled=not allowed("dataset.make_default"),
-            help=why_not("dataset.make_default") or "Admin: every visitor opens this version of the split "
-                 "from now on (switched off in read-only mode)."):
+            help=md(why_not("dataset.make_default", otherwise="Admin: every visitor opens this version "
+                                                                     "of the split from now on (switched off in "
+                                                                     "read-only mode)."))):
         try:
             ws.datasets.make_default(chosen)
         except (WorkspaceError, duckdb.Error, PermissionDenied) as exc:

@@ -22,7 +22,7 @@ def render(ws, run) -> None:
     sname = c1.text_input("Slice name", key=K.SLICE_NAME)
     spred = c2.text_input("Predicate", key=K.SLICE_PREDICATE, placeholder="nesting_depth >= 2")
     read_only_notice("saving slices")
-    if st.button("Save slice", key=K.SLICE_SAVE, disabled=not allowed("slice.save"), help=why_not("slice.save")):
+    if st.button("Save slice", key=K.SLICE_SAVE, disabled=not allowed("slice.save"), help=md(why_not("slice.save"))):
         try:
             ws.slices.save(sname, spred, run.task)
             st.success(f"Saved slice {md(repr(sname))}")
