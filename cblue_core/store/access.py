@@ -9,7 +9,7 @@ its "done" audit event inside its own transaction, just before the commit
 (:meth:`Database.before_commit`), so the event and the write are kept or lost together.
 No actor bound means refused, never allowed.
 
-Reading methods are listed per class in ``READS`` (tests/store/test_access_declared.py checks
+Reading methods are listed per class in ``READS`` (tests/store/test_access.py checks
 every public method is declared and that no reading one reaches a writing statement).
 """
 from __future__ import annotations
@@ -20,8 +20,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
+import duckdb
+
 from ..auth.roles import PermissionDenied, Role, System, configured_admins, effective_role, required
 from ..auth.user import User
+from ..logs import log_exception
 from . import audit
 from .database import Database
 
@@ -69,8 +72,7 @@ def _arguments(method: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
 def check(store: GuardedStore, action: str, target: str) -> User:
     """The acting user, when their role allows ``action``; else a refusal recorded and raised."""
     need = required(action)
-    if isinstance(need, System):
-        raise ValueError(f"{action} is a system write: declare it with writes_for_system")
+    assert not isinstance(need, System)   # writes() refuses to declare one
     role = store.access.role(store.db)
     actor = store.access.actor
     if actor is not None and role is not None and role >= need:
@@ -78,14 +80,22 @@ def check(store: GuardedStore, action: str, target: str) -> User:
     denied = PermissionDenied(actor, role, action, need)
     if not store.access.read_only:
         # its own cursor: a caller rolling its transaction back must not take the refusal with it
-        audit.append(store.db.cursor(), audit.AuditEntry(actor, action, target, str(denied), audit.REFUSED))
+        apart = store.db.cursor()
+        try:
+            audit.append(apart, audit.AuditEntry(actor, action, target, str(denied), audit.REFUSED))
+        except duckdb.Error as exc:   # the refusal stands; the trail's gap is in the log
+            log_exception(f"recording a refused {action}", exc)
+        finally:
+            apart.close()
     raise denied
 
 
 def writes(action: str, target: Describe, detail: Describe | None = None) -> Callable[[F], F]:
     """Declare a store method as the writing ``action``: checked, then audited in its commit.
     ``target``/``detail`` describe the call from its arguments (by parameter name)."""
-    required(action)    # an undeclared action fails at import, not at the first call
+    # an undeclared action, or a system one, fails at import, not at the first call
+    if isinstance(required(action), System):
+        raise ValueError(f"{action} is a system write: declare it with writes_for_system")
 
     def declare(method: F) -> F:
         @functools.wraps(method)

@@ -17,7 +17,7 @@ import cblue_core.store as store_package
 from cblue_core.auth.roles import SYSTEM, PermissionDenied, Role, required
 from cblue_core.auth.user import User
 from cblue_core.ingest import ingest_file
-from cblue_core.store.access import Access, declaration, writes
+from cblue_core.store.access import Access, declaration, writes, writes_for_system
 from cblue_core.store.audit import REFUSED, AuditFilter
 from cblue_core.store.database import Database
 from cblue_core.store.workspace import connect
@@ -224,3 +224,12 @@ def test_admins_named_by_the_environment(monkeypatch):
     memory_ws = connect(":memory:", actor=User("boss", "proxy"))
     assert memory_ws.role() == Role.ADMIN
     assert connect(":memory:", actor=None).role() is None
+
+
+def test_declarations_are_checked_when_made():
+    with pytest.raises(ValueError, match="derived.put is a system write"):
+        writes("derived.put", target=lambda a: "")
+    with pytest.raises(ValueError, match="run.delete needs a role"):
+        writes_for_system("run.delete")
+    with pytest.raises(KeyError, match="undeclared action 'gold.burn'"):
+        writes("gold.burn", target=lambda a: "")
