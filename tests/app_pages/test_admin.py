@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import app_pages.identity
 from app_pages.keys import Sidebar
-from cblue_core.auth import Role, User, local_user
+from cblue_core.auth import PermissionDenied, Role, User, local_user
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.store.audit import AuditFilter
 from cblue_core.store.workspace import connect
@@ -160,3 +160,15 @@ def test_the_blind_first_pass(open_as, roles_db):
     at = agreement("cur")       # a curator sees everyone's work
     assert set(at.selectbox(key="ann_ag_a").options) == {"ann", "bea", "dee"}
     assert not any("Blind first pass" in c.value for c in at.caption)
+
+
+def test_the_apps_shared_connection_acts_for_nobody(roles_db, monkeypatch):
+    """Only a session's cursor, bound to its signed-in user, can write; the process's shared
+    handle (what cached readers use) cannot."""
+    from app_pages.common import shared_workspace
+
+    monkeypatch.delenv("CBLUE_STUDIO_READONLY", raising=False)
+    shared = shared_workspace(str(roles_db))
+    assert shared.actor is None and shared.cursor().actor is None
+    with pytest.raises(PermissionDenied, match="no signed-in user"):
+        shared.cursor().slices.save("x", "idx > 0")
