@@ -15,6 +15,7 @@ import streamlit as st
 
 from app_pages import url_state
 from app_pages.keys import Param, Sidebar
+from cblue_core.auth import PermissionDenied, Role, User
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.render.bidi import isolate
 from cblue_core.store.new_workspaces import NewWorkspaceQuota
@@ -48,10 +49,11 @@ def _open_workspace(path: str, read_only: bool) -> Workspace:
     open for writing), filled with the sample data on first start; read-only mode opens an
     existing workspace and writes nothing."""
     if read_only:
-        return connect(path, read_only=True)
-    ws = connect(path)
+        return connect(path, read_only=True, actor=None)
+    ws = connect(path)      # the server process, as the file's owner, stores the sample data
     bootstrap_sample_data(ws, SAMPLE_DATA)
-    return ws
+    # Shared by every session: it acts for nobody; a session's cursor acts for its signed-in user.
+    return ws.acting_as(None)
 
 
 def shared_workspace(path: str) -> Workspace:
@@ -77,7 +79,14 @@ def session_id() -> str:
 def session_cursor(path: str) -> Workspace:
     """A cursor on the process's workspace at ``path`` for this session (for cached functions
     that run user filters: saved slices)."""
-    return shared_workspace(path).cursor(session=session_id())
+    return shared_workspace(path).cursor(session=session_id(), actor=acting_user())
+
+
+def acting_user() -> User:
+    """The signed-in user of this session (:func:`app_pages.identity.current_user`)."""
+    from app_pages.identity import current_user
+
+    return current_user()
 
 
 def db_path() -> str:
@@ -126,7 +135,7 @@ def workspace() -> Workspace:
     mine = held.get((path, session))
     if mine is None or mine[0] is not base:
         mine = held[(path, session)] = (base, base.cursor(session=session))
-    return mine[1]
+    return mine[1].acting_as(acting_user())
 
 
 def _server_workspace(typed: str, problem: Exception) -> tuple[str, Workspace]:
@@ -220,9 +229,7 @@ def counted(n: int, noun: str) -> str:
 
 
 def user_name() -> str:
-    from app_pages.identity import current_user
-
-    return current_user().name
+    return acting_user().name
 
 
 def demo_mode() -> bool:
@@ -237,7 +244,7 @@ def sidebar() -> None:
         return          # the demo shows task and model on its page, nothing else
     with st.sidebar:
         st.text_input("Workspace file", value=str(default_db_path()), key=Sidebar.DB_PATH,
-                      disabled=read_only(),
+                      disabled=read_only() or not _may_switch_workspace(),
                       help="A DuckDB file under the folders this server allows (its workspace/ "
                            "folder, the folder of $CBLUE_STUDIO_DB, $CBLUE_STUDIO_ROOTS); created "
                            "and filled with the sample data when new.")
@@ -248,6 +255,15 @@ def sidebar() -> None:
         st.text_input("Model folders", key=Sidebar.MODEL_DIRS, placeholder="/path/to/checkpoints",
                       help="Extra folders with local checkpoints (os.pathsep-separated), besides "
                            "the built-in models/ and $CBLUE_STUDIO_MODELS.")
+
+
+def _may_switch_workspace() -> bool:
+    """Switching (and creating) workspace files is an admin's, by their role in the server's own."""
+    try:
+        server = shared_workspace(str(default_db_path()))
+    except (WorkspaceLocked, WorkspaceError):
+        return False
+    return server.cursor(actor=acting_user()).role() is Role.ADMIN
 
 
 @st.cache_data
@@ -305,7 +321,7 @@ def _is_out_of_memory(exc: BaseException) -> bool:
 # Failures a page expects and explains with their own message: a refused edit or file, a name
 # taken, a locked or missing workspace. Anything else is a bug or an unforeseen state: logged.
 EXPECTED_FAILURES: tuple[type[BaseException], ...] = (ValueError, LookupError, WorkspaceError,
-                                                      WorkspaceLocked)
+                                                      WorkspaceLocked, PermissionDenied)
 
 
 def page_failure(where: str, exc: Exception) -> str:

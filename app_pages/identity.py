@@ -62,7 +62,7 @@ current_user = require_user     # the name the pages and the roles code call
 def sidebar_identity() -> None:
     """The signed-in name in the sidebar (inside ``st.sidebar``), with Sign out under OIDC."""
     user = require_user()
-    st.caption(f"Signed in as **{md(user.name)}** ({_SOURCE[user.source]})")
+    st.caption(f"Signed in as **{md(user.name)}** ({md(_SOURCE[user.source])})")
     if user.source == "oidc":
         st.button("Sign out", key=SignIn.SIGN_OUT, on_click=st.logout)
 
@@ -79,7 +79,7 @@ def _oidc() -> bool:
 
 
 def _stop(title: str, message: str, *, sign_in: bool = False, sign_out: bool = False) -> NoReturn:
-    st.title(title)
+    st.title(md(title))
     (st.info if sign_in else st.error)(md(message))
     if sign_in:
         st.button("Sign in", key=SignIn.SIGN_IN, type="primary", on_click=st.login)

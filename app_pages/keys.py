@@ -282,3 +282,15 @@ class Annotate:
     @staticmethod
     def adj_item(example: int, n: int) -> str:
         return f"ann_adj::{example}::{n}"
+
+
+class Admin:
+    USER_NAME = "adm_user_name"
+    USER_ROLE = "adm_user_role"
+    SET_ROLE = "adm_set_role"
+    REMOVE_USER = "adm_remove_user"
+    REMOVE = "adm_remove"
+    AUDIT_USER = "adm_audit_user"
+    AUDIT_ACTION = "adm_audit_action"
+    AUDIT_OUTCOME = "adm_audit_outcome"
+    AUDIT_DATES = "adm_audit_dates"

@@ -29,6 +29,7 @@ class PageSpec:
     title: str
     icon: str
     url_path: str
+    needs: str | None = None   # the action whose role the page is for: its link shows to that role only
 
 
 PAGES = (
@@ -38,6 +39,7 @@ PAGES = (
     PageSpec("pages/errors.py", "Errors", ":material/search:", "errors"),
     PageSpec("pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
     PageSpec("pages/annotate.py", "Annotate", ":material/edit:", "annotate"),
+    PageSpec("pages/admin.py", "Admin", ":material/admin_panel_settings:", "admin", needs="role.set"),
 )
 
 # Per thread, because every session's script runs in its own thread: a module-wide flag set by one
@@ -54,6 +56,7 @@ def main() -> None:
     """The entry point: page config, navigation, sidebar, then the page."""
     from app_pages.common import demo_mode, md, sidebar
     from app_pages.identity import require_user
+    from app_pages.permissions import role_allows
 
     # A local icon: a Material icon name would make the browser fetch the icon font from Google.
     st.set_page_config(page_title="CBLUE Studio", page_icon=str(ICON), layout="wide")
@@ -69,7 +72,8 @@ def main() -> None:
     if not demo_mode():
         with st.sidebar:
             for spec, p in zip(PAGES, pages):
-                st.page_link(page=p, label=md(spec.title), icon=spec.icon)
+                if spec.needs is None or role_allows(spec.needs):
+                    st.page_link(page=p, label=md(spec.title), icon=spec.icon)
     sidebar()
     _running.inside = True
     try:

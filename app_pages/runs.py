@@ -20,7 +20,6 @@ from app_pages.common import (
     model_failure,
     num,
     overlap_warning,
-    read_only,
     read_only_notice,
     run_label,
     shared_workspace,
@@ -29,7 +28,9 @@ from app_pages.common import (
 from app_pages.keys import Param
 from app_pages.keys import Runs as K
 from app_pages.navigation import page_file
+from app_pages.permissions import allowed, why_not
 from app_pages.runs_endpoint import endpoint_figures, start_endpoint_run
+from cblue_core.auth import PermissionDenied
 from cblue_core.io.errors import FileRefused
 from cblue_core.io.writers import run_file_name
 from cblue_core.runs import export_run, import_run, model_run
@@ -89,10 +90,12 @@ def render() -> None:
             allow_missing = st.checkbox("Score gold examples without a prediction as empty", key=K.ALLOW_MISSING)
             read_only_notice("importing runs")
             if upload is not None and st.button("Import and score", type="primary", key=K.IMPORT,
-                                                disabled=read_only()):
+                                                disabled=not allowed("run.create"), help=md(why_not("run.create"))):
                 try:
                     result = import_run(ws, target, upload.getvalue(), name=name or upload.name,
                                         file_name=upload.name, allow_missing=allow_missing)
+                except PermissionDenied as exc:
+                    st.error(md(exc))
                 except FileRefused as refused:
                     st.error("The file was refused; nothing was stored.")
                     st.dataframe(pd.DataFrame([{"problem": d.message, "record": d.record, "line": d.line,
@@ -121,7 +124,7 @@ def render() -> None:
             device = device_choice()
             read_only_notice("storing model runs")
             if st.button(f"Predict {split.records:,} examples on {md(device)} and score", type="primary",
-                         key=K.MODEL_GO, disabled=read_only()):
+                         key=K.MODEL_GO, disabled=not allowed("run.create"), help=md(why_not("run.create"))):
                 bar = st.progress(0.0, text="Loading the model…")
                 done = [0]
 
@@ -188,7 +191,11 @@ def render() -> None:
                        help="The run's predictions in the task's official submission format"
                             + ("" if run.split == "test" else f" (named for the {md(run.split)} split; the "
                                "leaderboard takes the test split's file)"))
-    if c3.button("Delete this run", key=K.DELETE, disabled=read_only()):
-        ws.runs.delete(chosen)
+    if c3.button("Delete this run", key=K.DELETE, disabled=not allowed("run.delete"), help=md(why_not("run.delete"))):
+        try:
+            ws.runs.delete(chosen)
+        except PermissionDenied as exc:
+            st.error(md(exc))
+            return
         st.session_state.pop(K.SELECTED, None)
         st.rerun()

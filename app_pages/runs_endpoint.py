@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages.common import md, num, page_failure, read_only, read_only_notice
+from app_pages.common import md, num, page_failure, read_only_notice
 from app_pages.keys import Runs as K
+from app_pages.permissions import allowed, why_not
 from cblue_core.endpoint_runs import endpoint_run
 from cblue_core.models.endpoints.config import EndpointConfigError, load_endpoints
 from cblue_core.models.endpoints.prompts import supports
@@ -39,8 +40,9 @@ def start_endpoint_run(ws, datasets, pick_split) -> None:
         st.caption(f"{md(cfg.model)} · {md(cfg.mode)} · at most {cfg.max_concurrency:d} requests at a time; "
                    "answers already in the workspace are not sent again.")
         read_only_notice("storing endpoint runs")
+        # checked before the prompts are sent: the run is stored (run.create) only once all are answered
         if not st.button(f"Ask {int(limit):,} prompts and score", type="primary", key=K.ENDPOINT_GO,
-                         disabled=read_only()):
+                         disabled=not allowed("run.create"), help=md(why_not("run.create"))):
             return
         total = int(limit)
         bar = st.progress(0.0, text="Sending prompts…")

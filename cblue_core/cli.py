@@ -435,6 +435,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     errors_parser_hooks(sub)  # errors
     from .label_issues_command import build_parser_hooks as label_issues_hooks
     label_issues_hooks(sub)   # label-issues
+    from .access_commands import build_parser_hooks as access_hooks
+    access_hooks(sub)         # users, audit
 
     t = sub.add_parser("tasks", help="list the supported tasks")
     t.add_argument("--json", action="store_true")

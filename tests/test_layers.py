@@ -21,14 +21,17 @@ FORBIDDEN = {
     "store": {"metrics", "render", "analysis", "models", "runs", "ingest", "evaluation", "scale", "cli"},
     "analysis": {"models", "runs", "ingest", "scale", "cli"},
     "models": {"analysis", "runs", "endpoint_runs", "ingest", "scale", "cli"},
-    "scale": {"cli"},   # large jobs: over models, io and runs; under the command line
+    "scale": {"cli"},
+    "auth": {"io", "store", "metrics", "render", "analysis", "models", "annotation", "runs", "ingest",
+             "evaluation", "scale", "cli"},   # who acts and what a role allows: pure   # large jobs: over models, io and runs; under the command line
 }
 OUTSIDE = ("streamlit", "app_pages", "pages", "app")
 # Modules that live beside their subject but belong to a higher layer.
 LAYER_OF_MODULE = {"cblue_core.models.commands": "cli",   # train/predict/run subcommands
                    "cblue_core.models.endpoints.commands": "cli",   # the same for endpoint:NAME
                    "cblue_core.scale.commands": "cli",    # import-run
-                   "cblue_core.errors_command": "cli"}    # errors
+                   "cblue_core.errors_command": "cli",    # errors
+                   "cblue_core.access_commands": "cli"}   # users, audit
 
 
 def layer_of(module: str) -> str:

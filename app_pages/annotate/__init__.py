@@ -32,6 +32,7 @@ from app_pages.common import md, read_only, read_only_notice, user_name
 from app_pages.components.span_editor import editor_value
 from app_pages.keys import Annotate as K
 from app_pages.keys import Param
+from app_pages.permissions import allowed, why_not
 from cblue_core.annotation.model import annotation_field
 from cblue_core.store.datasets import DatasetInfo
 from cblue_core.tasks import REGISTRY, get_task
@@ -61,7 +62,11 @@ def render() -> None:
     S.keep_edit_widgets()
     info = _pick_dataset(ws, datasets)
     task = get_task(info.task)
-    ctx = Context(ws, info, task, annotation_field(task), read_only())
+    may_save = allowed("gold.save")
+    if not read_only() and not may_save:
+        st.info(f"{md(why_not('gold.save'))} Ask an admin for the annotator role to save gold; "
+                "until then the editor only shows it.", icon=":material/lock:")
+    ctx = Context(ws, info, task, annotation_field(task), read_only() or not may_save)
 
     # Messages go in a container that is always there, so that the elements below keep their place
     # in the page (a moved component frame is reloaded, and would lose the keyboard focus).

@@ -65,7 +65,7 @@ def do_save(dataset_id: int, idx: int, *, ann: Annotation | None = None, base: i
     S.settle(d)
     mine = d["ann"] if ann is None else ann
     try:
-        ev = ws.annotations.save(dataset_id, idx, mine, author=user_name(), reason=reason(),
+        ev = ws.annotations.save(dataset_id, idx, mine, reason=reason(),
                                  base_revision=d["base"] if base is None else base,
                                  provenance=suggest.provenance(d, mine))
     except EditConflict as exc:
@@ -123,8 +123,7 @@ def on_revert(event_id: int, dataset_id: int, idx: int) -> None:
     if not writable(f"Event #{event_id} not reverted"):
         return
     try:
-        ev = S.page_ws().annotations.revert(event_id, author=user_name(),
-                                            reason=reason() or f"revert event {event_id}")
+        ev = S.page_ws().annotations.revert(event_id, reason=reason() or f"revert event {event_id}")
     except EditConflict as exc:
         S.flash("error", f"Event #{event_id} not reverted: {exc} Later edits must be reverted first.")
         return

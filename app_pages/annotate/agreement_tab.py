@@ -2,7 +2,9 @@
 labels, item F1 for spans, triples and terms), and adjudication of an example where they differ.
 
 Adjudication saves on the revision the adjudicator was shown, recorded when the comparison
-opens, so that an edit saved by someone else meanwhile is a conflict, never overwritten."""
+opens, so that an edit saved by someone else meanwhile is a conflict, never overwritten. Below
+the curator role the tab is a blind first pass (cblue_core.annotation.blind): the user is
+annotator A, and the others' work shows only on the examples they have saved themselves."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -15,13 +17,16 @@ from app_pages.annotate.context import Context, show_annotation
 from app_pages.annotate.session import doc_key
 from app_pages.common import md, user_name
 from app_pages.keys import Annotate as K
+from app_pages.permissions import allowed, role
 from cblue_core.annotation.agreement import (
     AnnotatorComparison,
     adjudicate,
     compare_annotators,
     disputed_items,
 )
+from cblue_core.annotation.blind import blind_view
 from cblue_core.annotation.model import Annotation, EditConflict
+from cblue_core.auth.roles import Role
 
 
 def render(ctx: Context) -> None:
@@ -32,15 +37,29 @@ def render(ctx: Context) -> None:
                 f"{md(', '.join(authors) or 'nobody')}. Each annotator, signed in as themselves, "
                 "saves their version of the same examples.")
         return
+    saved = {x: ctx.ws.annotations.by_author(did, x) for x in authors}
+    now = role()
+    if now is None or now < Role.CURATOR:
+        me = user_name()
+        if me not in saved:
+            st.info("Blind first pass: the others' work shows here on the examples you have saved "
+                    "yourself; you have saved none on this split yet.")
+            return
+        view = blind_view(saved, me)
+        saved, authors = view.work, [me, *(x for x in authors if x != me)]
+        if view.hidden:
+            st.caption(f"Blind first pass: {view.hidden:d} examples the others saved stay hidden until "
+                       "you save yours (curators see everything).")
     g1, g2 = st.columns(2)
-    a_name = g1.selectbox("Annotator A", authors, index=0, key=K.ANNOTATOR_A)
-    ma = ctx.ws.annotations.by_author(did, a_name)
+    a_name = g1.selectbox("Annotator A", authors[:1] if now is None or now < Role.CURATOR else authors,
+                          index=0, key=K.ANNOTATOR_A)
+    ma = saved[a_name]
     others = [x for x in authors if x != a_name]
-    shared = {x: len(set(ma) & set(ctx.ws.annotations.by_author(did, x))) for x in others}
+    shared = {x: len(set(ma) & set(saved[x])) for x in others}
     b_name = g2.selectbox("Annotator B", others, key=K.ANNOTATOR_B,
                           index=others.index(max(others, key=lambda x: shared[x])),
                           format_func=lambda x: f"{x} ({shared[x]} examples in common)")
-    mb = ctx.ws.annotations.by_author(did, b_name)
+    mb = saved[b_name]
     comparison = compare_annotators(ma, mb, labels=ctx.kind == "label")
     if not comparison.common:
         st.info(f"{md(a_name)} and {md(b_name)} have saved no example in common.")
@@ -49,6 +68,9 @@ def render(ctx: Context) -> None:
     st.markdown("**Adjudication**")
     if not comparison.differ:
         st.success("The two annotators agree on every common example.")
+        return
+    if not ctx.read_only and not allowed("gold.adjudicate"):    # read-only mode: shown, disabled
+        st.caption(f"{len(comparison.differ):d} examples differ; a curator adjudicates them.")
         return
     _adjudicate(ctx, comparison, (a_name, ma), (b_name, mb))
 
@@ -122,8 +144,8 @@ def _adjudicate(ctx: Context, c: AnnotatorComparison, a: tuple[str, Mapping[int,
     if st.button("Save the adjudicated version", type="primary", key=K.ADJ_SAVE,
                  disabled=ctx.read_only) and not ctx.read_only:
         try:
-            ev = ctx.ws.annotations.save(did, pick, result, author=user_name(), base_revision=seen_rev,
-                                         reason=f"adjudication of {a_name} and {b_name}")
+            ev = ctx.ws.annotations.adjudicate(did, pick, result, between=(a_name, b_name),
+                                               base_revision=seen_rev)
         except EditConflict as exc:
             st.error(f"Edit conflict: not saved: {md(exc)}")
         except Exception as exc:  # noqa: BLE001 - ValueError: refused; the others logged

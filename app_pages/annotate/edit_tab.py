@@ -122,9 +122,9 @@ def _history(ctx: Context, idx: int, events: list, dirty: bool) -> None:
                "changed since needs those later changes reverted first.")
     for e in events[::-1][:20]:
         h1, h2 = st.columns([6, 1])
-        taken = "".join(f" · suggestions of {md(p.summary())}" for p in e.provenance)
+        taken = "".join(f" · suggestions of {p.summary()}" for p in e.provenance)
         h1.caption(f"#{e.event_id:d} · {md(e.author)} · {md(e.created_at)} · {md(e.kind)} · "
-                   f"{md(e.reason or '(no reason)')}{taken}")
+                   f"{md(e.reason or '(no reason)')}{md(taken)}")
         h2.button("Revert", key=K.revert(e.event_id), on_click=A.on_revert, args=(e.event_id, ctx.dataset_id, idx),
                   disabled=dirty or ctx.read_only,
                   help="Save or discard your unsaved changes first" if dirty else None)

@@ -75,7 +75,7 @@ def render(ctx: Context) -> None:
         kind, run_id = choice.split(":")[0], int(choice.split(":")[1])
         measure = "margin"
         if kind == UNCERTAIN and has_measures(ctx.task):
-            measure = st.radio("Uncertainty", MEASURES, horizontal=True, key=K.QUEUE_MEASURE,
+            measure = st.radio("Uncertainty", MEASURES, horizontal=True, key=K.QUEUE_MEASURE, format_func=md,
                                help="margin: between the two most probable classes; entropy: of the "
                                     "whole distribution (a three-way split counts)")
         try:

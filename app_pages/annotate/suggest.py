@@ -75,7 +75,7 @@ def _compute(ctx: Context, source: SuggestionSource, ex: Example, gold: Annotati
     if path is None:
         raise ValueError(f"no model {source.name!r} for {ctx.task.name} in the model folders")
     predictor, _ = load_model(path, ctx.task.name, device_choice())
-    with st.spinner(f"Predicting with {source.name}…"):
+    with st.spinner(f"Predicting with {md(source.name)}…"):
         return model_suggestions(predictor, source, ex, gold)
 
 
@@ -211,7 +211,7 @@ def show_label(ctx: Context, d: S.Draft, doc: str, sugg: Suggestions) -> None:
     if s is None or s.item == d["ann"].label or s.identity in rejected(doc):
         return
     c1, c2 = st.columns([5, 2])
-    c1.markdown(f"**Suggested label:** {md(ctx.task.display_label(str(s.item)))} · probability {_score(s)} "
+    c1.markdown(f"**Suggested label:** {md(ctx.task.display_label(str(s.item)))} · probability {md(_score(s))} "
                 f"(from {md(str(sugg.source))})")
     c2.button("Use suggestion", key=K.SUGGEST_USE_LABEL, on_click=_use_label, args=(doc,),
               disabled=ctx.read_only)

@@ -7,8 +7,9 @@ import streamlit as st
 from app_pages.annotate import session as S
 from app_pages.annotate.actions import failure
 from app_pages.annotate.context import Context, show_annotation, version_arg
-from app_pages.common import md, selected, user_name
+from app_pages.common import md, selected
 from app_pages.keys import Annotate as K
+from app_pages.permissions import allowed, why_not
 from cblue_core.annotation.changes import change_summary
 
 
@@ -26,11 +27,13 @@ def render(ctx: Context) -> None:
 
 def _create(ctx: Context) -> None:
     v1, v2 = st.columns([3, 1])
+    usable = allowed("gold.version")
     name = v1.text_input("Name of a new snapshot of the current gold", key=K.VERSION_NAME,
-                         placeholder="e.g. reviewed-2024-06", disabled=ctx.read_only)
-    if v2.button("Create version", key=K.VERSION_CREATE, disabled=ctx.read_only) and not ctx.read_only:
+                         placeholder="e.g. reviewed-2024-06", disabled=not usable)
+    if v2.button("Create version", key=K.VERSION_CREATE, disabled=not usable,
+                 help=md(why_not("gold.version"))) and usable:
         try:
-            made = ctx.ws.annotations.create_version(ctx.dataset_id, name, user_name())
+            made = ctx.ws.annotations.create_version(ctx.dataset_id, name)
         except Exception as exc:  # noqa: BLE001 - ValueError: refused; the others are logged
             st.error(f"Not created: {md(failure('Creating a version', exc))}")
         else:

@@ -5,10 +5,12 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import md, page_failure, read_only, read_only_notice
+from app_pages.common import md, page_failure, read_only_notice
 from app_pages.datasets.versions import open_version
 from app_pages.keys import Datasets as K
+from app_pages.permissions import allowed, why_not
 from app_pages.uploads import dataset_to_store, upload_limit_bytes, validated_upload
+from cblue_core.auth import PermissionDenied
 from cblue_core.io.writers import detect_line_ending
 from cblue_core.store.workspace import Workspace, WorkspaceError
 from cblue_core.tasks import REGISTRY
@@ -35,13 +37,14 @@ def render(ws: Workspace) -> None:
         return
     split = st.text_input("Split name", value=rep.split or "dev", key=K.UPLOAD_SPLIT).strip() or "dev"
     read_only_notice("storing files")
-    if st.button("Store in the workspace", type="primary", disabled=read_only(), key=K.STORE):
+    if st.button("Store in the workspace", type="primary", disabled=not allowed("dataset.ingest"), key=K.STORE,
+                 help=md(why_not("dataset.ingest"))):
         try:
             with st.spinner("Storing…"):
                 loaded = dataset_to_store(checked, uploaded.getvalue, uploaded.name, upload_limit_bytes())
                 stored = ws.datasets.ingest(loaded, name=uploaded.name, source=f"upload: {uploaded.name}",
                                             split=split, line_ending=detect_line_ending(uploaded.getvalue()))
-        except (WorkspaceError, duckdb.Error) as exc:
+        except (WorkspaceError, duckdb.Error, PermissionDenied) as exc:
             st.error(md(page_failure("storing an upload", exc)))
         else:
             st.success(md(stored.message))

@@ -6,8 +6,10 @@ from __future__ import annotations
 import duckdb
 import streamlit as st
 
-from app_pages.common import md, page_failure, read_only
+from app_pages.common import md, page_failure
 from app_pages.keys import Datasets as K
+from app_pages.permissions import allowed, why_not
+from cblue_core.auth import PermissionDenied
 from cblue_core.store.datasets import DatasetInfo
 from cblue_core.store.workspace import Workspace, WorkspaceError
 
@@ -49,12 +51,13 @@ def pick_version(ws: Workspace, task: str, split: str) -> DatasetInfo | None:
                           help="Every visitor opens the default; another version opens in this "
                                "session only.")
     if chosen != default.dataset_id and c2.button(
-            "Make it the default", key=K.MAKE_DEFAULT, disabled=read_only(),
-            help="Admin: every visitor opens this version of the split from now on "
-                 "(switched off in read-only mode)."):
+            "Make it the default", key=K.MAKE_DEFAULT, disabled=not allowed("dataset.make_default"),
+            help=md(why_not("dataset.make_default", otherwise="Admin: every visitor opens this version "
+                                                                     "of the split from now on (switched off in "
+                                                                     "read-only mode)."))):
         try:
             ws.datasets.make_default(chosen)
-        except (WorkspaceError, duckdb.Error) as exc:
+        except (WorkspaceError, duckdb.Error, PermissionDenied) as exc:
             st.error(md(page_failure("choosing the default dataset", exc)))
         else:
             st.rerun()

@@ -5,11 +5,13 @@ import pandas as pd
 import streamlit as st
 
 from app_pages import url_state
-from app_pages.common import db_path, md, read_only, read_only_notice
+from app_pages.common import db_path, md, read_only_notice
 from app_pages.errors_tabs import derived
 from app_pages.errors_tabs.state import seen_filter, select_filter
 from app_pages.keys import Errors as K
 from app_pages.keys import Param
+from app_pages.permissions import allowed, why_not
+from cblue_core.auth import PermissionDenied
 from cblue_core.store.slices import SliceError
 
 
@@ -20,11 +22,11 @@ def render(ws, run) -> None:
     sname = c1.text_input("Slice name", key=K.SLICE_NAME)
     spred = c2.text_input("Predicate", key=K.SLICE_PREDICATE, placeholder="nesting_depth >= 2")
     read_only_notice("saving slices")
-    if st.button("Save slice", key=K.SLICE_SAVE, disabled=read_only()):
+    if st.button("Save slice", key=K.SLICE_SAVE, disabled=not allowed("slice.save"), help=md(why_not("slice.save"))):
         try:
             ws.slices.save(sname, spred, run.task)
             st.success(f"Saved slice {md(repr(sname))}")
-        except SliceError as exc:
+        except (SliceError, PermissionDenied) as exc:
             st.error(f"Not saved: {md(exc)}")
     saved = ws.slices.all(run.task)
     if not saved:

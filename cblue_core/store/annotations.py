@@ -17,7 +17,7 @@ that moment (``gold_version_heads``), so a snapshot never changes afterwards, wh
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -34,6 +34,7 @@ from ..annotation.provenance import Provenance, provenance_from_json, provenance
 from ..annotation.validation import validate_annotation
 from ..records import Example
 from ..tasks import TaskSpec
+from .access import Access, writes
 from .database import Database
 from .datasets import DatasetStore
 from .resources import ResourceStore
@@ -114,11 +115,31 @@ def _is_race(exc: Exception) -> bool:
     return "constraint" in text or "conflict" in text or "duplicate key" in text
 
 
+def _example(a: Mapping[str, Any]) -> str:
+    return f"dataset {a.get('dataset_id')} example {a.get('idx')}"
+
+
 class AnnotationStore:
-    def __init__(self, db: Database, datasets: DatasetStore, resources: ResourceStore) -> None:
+    READS = ("current", "events", "head_event", "event", "by_author", "authors", "version", "versions",
+             "edited_indices", "gold_examples", "gold", "diff_versions")
+
+    def __init__(self, db: Database, datasets: DatasetStore, resources: ResourceStore,
+                 access: Access | None = None) -> None:
         self.db = db
         self.datasets = datasets
         self.resources = resources
+        self.access = access or Access()
+
+    def _author(self, named: str | None) -> str:
+        """Whom an event is recorded for: the acting user. Only a process holding the file itself
+        (source "cli": scripts, imports of another tool's annotations) may name someone else."""
+        actor = self.access.actor
+        assert actor is not None   # the write was checked
+        if named is None or named.strip() == actor.name:
+            return actor.name
+        if actor.source == "cli":
+            return named
+        raise ValueError(f"{actor.name} saves under their own name, not as {named!r}")
 
     # ------------------------------------------------------------------ hooks
     def _before_commit(self, event_id: int) -> None:
@@ -153,9 +174,10 @@ class AnnotationStore:
         return [_event(r) for r in rows]
 
     # ------------------------------------------------------------------ writing events
-    def save(self, dataset_id: int, idx: int, after: Annotation, *, author: str,
-                        reason: str = "", base_revision: int,
-                        provenance: Sequence[Provenance] = ()) -> AnnotationEvent:
+    @writes("gold.save", target=_example, detail=lambda a: str(a.get("reason") or ""))
+    def save(self, dataset_id: int, idx: int, after: Annotation, *, author: str | None = None,
+             reason: str = "", base_revision: int,
+             provenance: Sequence[Provenance] = ()) -> AnnotationEvent:
         """Save ``after`` as the example's gold, in one transaction.
 
         ``provenance``: the suggestions the edit accepted, per source (kept with the event;
@@ -166,6 +188,18 @@ class AnnotationStore:
         changes nothing. The event's ``after`` is the annotation as stored (span texts set to
         the text slice, CMeIE ``Combined`` computed for new triples).
         """
+        return self._save(dataset_id, idx, after, author=self._author(author), reason=reason,
+                          base_revision=base_revision, provenance=tuple(provenance))
+
+    @writes("gold.adjudicate", target=_example, detail=lambda a: "between " + " and ".join(a.get("between") or ()))
+    def adjudicate(self, dataset_id: int, idx: int, after: Annotation, *, between: tuple[str, str],
+                   base_revision: int) -> AnnotationEvent:
+        """Save the gold a curator settled between two annotators' versions (as :meth:`save`)."""
+        return self._save(dataset_id, idx, after, author=self._author(None), base_revision=base_revision,
+                          reason=f"adjudication of {between[0]} and {between[1]}")
+
+    def _save(self, dataset_id: int, idx: int, after: Annotation, *, author: str, reason: str,
+              base_revision: int, provenance: tuple[Provenance, ...] = ()) -> AnnotationEvent:
         def make_after(task: TaskSpec, original: Example, current: Annotation) -> Annotation:
             schemas = self.resources.schemas() if annotation_field(task) == "triples" else None
             icd = None
@@ -179,9 +213,10 @@ class AnnotationStore:
 
         return self._write_event(dataset_id, idx, make_after, after, author=author, reason=reason,
                                  base_revision=base_revision, kind="edit", reverts=None,
-                                 provenance=tuple(provenance))
+                                 provenance=provenance)
 
-    def revert(self, event_id: int, *, author: str, reason: str = "") -> AnnotationEvent:
+    @writes("gold.revert", target=lambda a: f"annotation event {a.get('event_id')}")
+    def revert(self, event_id: int, *, author: str | None = None, reason: str = "") -> AnnotationEvent:
         """A new event restoring the gold the event replaced (its ``before``).
 
         Raises :class:`EditConflict` when later events changed the example's gold (revert those
@@ -193,7 +228,7 @@ class AnnotationStore:
         current, rev = self.current(ev.dataset_id, ev.idx)
         base = rev if current == ev.after else ev.revision
         return self._write_event(ev.dataset_id, ev.idx, lambda task, original, current: ev.before,
-                                 ev.before, author=author, reason=reason or f"revert event {event_id}",
+                                 ev.before, author=self._author(author), reason=reason or f"revert event {event_id}",
                                  base_revision=base, kind="revert", reverts=event_id)
 
     def _write_event(self, dataset_id: int, idx: int, make_after: MakeAfter, mine: Annotation, *, author: str,
@@ -289,15 +324,15 @@ class AnnotationStore:
                                 " ORDER BY v.version_id", [dataset_id]).fetchall()
         return [GoldVersion(*r) for r in rows]
 
-    def create_version(self, dataset_id: int, name: str, author: str) -> GoldVersion:
+    @writes("gold.version", target=lambda a: f"dataset {a.get('dataset_id')} version {a.get('name')!r}")
+    def create_version(self, dataset_id: int, name: str, author: str | None = None) -> GoldVersion:
         """Freeze the current gold under ``name`` (unique per dataset)."""
         name = (name or "").strip()
         if not name:
             raise ValueError("a version needs a name")
         if name in RESERVED_VERSION_NAMES:
             raise ValueError(f"{name!r} is reserved (it names the {name} gold); choose another name")
-        if not isinstance(author, str) or not author.strip():
-            raise ValueError("an author is required to create a version")
+        author = self._author(author)
         self.datasets.task_of(dataset_id)
         try:
             with self.db.transaction():

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ class Database:
         self.con = con
         self.path = path
         self.session = session
+        self._before_commit: list[Callable[[Database], None]] = []
 
     def cursor(self, session: Hashable | None = None) -> Database:
         """The same database on its own cursor: one per session or thread (``session`` names
@@ -62,10 +63,26 @@ class Database:
         self.con.execute("BEGIN TRANSACTION")
         try:
             yield
+            hooks, self._before_commit = self._before_commit, []
+            for hook in hooks:
+                hook(self)
         except BaseException:
             self.rollback_quietly()
             raise
         self.con.execute("COMMIT")
+
+    def before_commit(self, hook: Callable[[Database], None]) -> Callable[[Database], None]:
+        """Run ``hook`` inside the next transaction of this handle, just before it commits (the
+        audit event of a write goes with the write); returns it, for :meth:`drop_before_commit`."""
+        self._before_commit.append(hook)
+        return hook
+
+    def drop_before_commit(self, hook: Callable[[Database], None]) -> bool:
+        """Forget a hook no transaction ran; True when it was still waiting."""
+        if any(h is hook for h in self._before_commit):
+            self._before_commit = [h for h in self._before_commit if h is not hook]
+            return True
+        return False
 
     def rollback_quietly(self) -> None:
         try:

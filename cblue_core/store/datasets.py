@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from ..io.validate import LoadedDataset, ValidationReport
 from ..io.writers import LINE_ENDINGS, detect_line_ending
 from ..records import Example
 from ..tasks import TaskSpec, get_task
+from .access import Access, writes
 from .database import Database
 from .errors import WorkspaceError
 from .filter_worker import FilterPool, FilterRequest
@@ -69,9 +70,25 @@ _FILTERS = FilterPool()
 _SESSIONS = SessionGate()
 
 
+def _ingest_target(a: Mapping[str, Any]) -> str:
+    loaded = a.get("loaded")
+    report = getattr(loaded, "report", None)
+    what = f"{report.task} {a.get('split') or report.split or 'dev'}" if report is not None else "a dataset"
+    return f"{what} from {a.get('name') or (Path(report.file).name if report is not None else '?')}"
+
+
+def _dataset(a: Mapping[str, Any]) -> str:
+    return f"dataset {a.get('dataset_id')}"
+
+
 class DatasetStore:
-    def __init__(self, db: Database) -> None:
+    READS = ("find_by_hash", "all", "get", "versions", "find", "report", "container", "line_ending",
+             "task_of", "decoder", "example", "examples", "examples_at", "indices", "texts", "query",
+             "matching", "check_predicate", "filtered", "mention_counts", "label_counts", "stats")
+
+    def __init__(self, db: Database, access: Access | None = None) -> None:
         self.db = db
+        self.access = access or Access()
 
     # ------------------------------------------------------------------ writing
     def find_by_hash(self, task: str, split: str, sha256: str) -> int | None:
@@ -79,6 +96,8 @@ class DatasetStore:
                           [task, split, sha256])
         return int(row[0]) if row else None
 
+    @writes("dataset.ingest", target=_ingest_target,
+            detail=lambda a: "made the default" if a.get("make_default") else "")
     def ingest(self, loaded: LoadedDataset | PreparedDataset, name: str | None = None,
                source: str | None = None, split: str | None = None,
                line_ending: str | None = None, make_default: bool = False) -> IngestResult:
@@ -124,6 +143,7 @@ class DatasetStore:
         return IngestResult(dataset_id, True, n,
                             f"stored {n} records of {rep.task} {split} as dataset {dataset_id}{note}")
 
+    @writes("dataset.delete", target=_dataset)
     def delete(self, dataset_id: int) -> None:
         """Remove a dataset with its gold, annotation history and runs."""
         with self.db.transaction():
@@ -168,13 +188,15 @@ class DatasetStore:
         chosen = self._default_id(task, split)
         return next((d for d in matches if d.dataset_id == chosen), matches[0] if matches else None)
 
+    @writes("dataset.make_default", target=_dataset)
     def make_default(self, dataset_id: int) -> DatasetInfo:
         """Make a dataset the one its task split opens for everyone."""
         info = self.get(dataset_id)
         if info is None:
             raise WorkspaceError(f"no dataset {dataset_id} in the workspace")
-        self.db.execute("INSERT OR REPLACE INTO default_datasets (task, split, dataset_id) VALUES (?,?,?)",
-                        [info.task, info.split, dataset_id])
+        with self.db.transaction():
+            self.db.execute("INSERT OR REPLACE INTO default_datasets (task, split, dataset_id) VALUES (?,?,?)",
+                            [info.task, info.split, dataset_id])
         return info
 
     def _default_id(self, task: str, split: str) -> int | None:

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import duckdb
 
+from .access import writes_for_system
 from .database import Database
 
 
 class DerivedStore:
+    READS = ("get", "kinds")
+
     def __init__(self, db: Database) -> None:
         self.db = db
 
@@ -19,6 +22,7 @@ class DerivedStore:
                           [run_id, kind, version])
         return None if row is None else str(row[0])
 
+    @writes_for_system("derived.put")
     def put(self, run_id: int, kind: str, version: str, payload: str) -> bool:
         """Keep a payload in place of any older one of the kind. False, having changed nothing,
         when the run no longer exists or another session wrote the kind at the same moment

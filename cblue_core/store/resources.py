@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..io.resources import Category, IcdTerm, Schema
+from .access import Access, writes
 from .database import Database
 from .datasets import IngestResult
 
@@ -24,9 +25,13 @@ def _columns_of(rows: Sequence[Any]) -> dict[str, list[Any]]:
 
 
 class ResourceStore:
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    READS = ("all", "icd_terms", "schemas", "categories")
 
+    def __init__(self, db: Database, access: Access | None = None) -> None:
+        self.db = db
+        self.access = access or Access()
+
+    @writes("resource.ingest", target=lambda a: f"{a.get('kind')} from {a.get('name')}")
     def ingest(self, kind: str, name: str, sha256: str, rows: Sequence[Any]) -> IngestResult:
         if self.db.one("SELECT 1 FROM resources WHERE kind=? AND sha256=?", [kind, sha256]):
             return IngestResult(0, False, len(rows), f"{name} is already in the workspace")

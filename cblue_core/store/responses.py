@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 
+from .access import Access, writes, writes_for_system
 from .database import Database
 
 
@@ -37,8 +38,11 @@ def cache_key(model: str, settings: Mapping[str, Any], prompt: str) -> str:
 
 
 class ResponseStore:
-    def __init__(self, db: Database) -> None:
+    READS = ("get_many", "count")
+
+    def __init__(self, db: Database, access: Access | None = None) -> None:
         self.db = db
+        self.access = access or Access()
 
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedResponse]:
         """The stored answers among ``keys`` (the others are absent from the result)."""
@@ -51,6 +55,7 @@ class ResponseStore:
         return {str(k): CachedResponse(str(a), None if f is None else str(f), p, c, float(t or 0.0))
                 for k, a, f, p, c, t in rows}
 
+    @writes_for_system("responses.put")
     def put(self, key: str, model: str, settings: Mapping[str, Any], prompt: str,
             response: CachedResponse) -> None:
         """Store one answer; committed when this returns (DuckDB autocommits a statement). A key
@@ -67,6 +72,7 @@ class ResponseStore:
         except duckdb.ConstraintException:
             pass
 
+    @writes_for_system("responses.put")
     def put_many(self, rows: Sequence[tuple[str, str, Mapping[str, Any], str, CachedResponse]]) -> None:
         """Store several answers (key, model, settings, prompt, response) in one commit; a key
         already stored keeps its answer."""
@@ -88,11 +94,13 @@ class ResponseStore:
             return int(self.db.scalar("SELECT count(*) FROM response_cache"))
         return int(self.db.scalar("SELECT count(*) FROM response_cache WHERE model = ?", [model]))
 
+    @writes("responses.clear", target=lambda a: f"responses of {a.get('model') or 'every model'}")
     def clear(self, model: str | None = None) -> int:
         """Forget stored answers (all, or one model's); how many were removed."""
-        n = self.count(model)
-        if model is None:
-            self.db.execute("DELETE FROM response_cache")
-        else:
-            self.db.execute("DELETE FROM response_cache WHERE model = ?", [model])
+        with self.db.transaction():
+            n = self.count(model)
+            if model is None:
+                self.db.execute("DELETE FROM response_cache")
+            else:
+                self.db.execute("DELETE FROM response_cache WHERE model = ?", [model])
         return n

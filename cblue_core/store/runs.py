@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from ..records import Example, Span, example_from_dict
 from . import training_sets
+from .access import Access, writes, writes_for_system
 from .confusion import Side, confusion_counts
 from .database import Database
 from .error_selection import ErrorRows, ErrorSelection, Seen
@@ -48,6 +49,7 @@ class RunInfo:
     device: str | None
     created_at: str
     metrics: dict[str, Any] = field(default_factory=dict)
+    created_by: str | None = None      # unknown for runs stored before schema 9
 
     @property
     def headline(self) -> tuple[str, float | None]:
@@ -70,9 +72,15 @@ def error_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
 
 
 class RunStore:
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    READS = ("all", "get", "predictions", "prediction", "training_sets", "seen_indices", "error_counts",
+             "tag_counts", "confusion", "select_errors", "error_rows", "error_marks", "example_error_counts")
 
+    def __init__(self, db: Database, access: Access | None = None) -> None:
+        self.db = db
+        self.access = access or Access()
+
+    @writes("run.create", target=lambda a: f"dataset {a.get('dataset_id')}",
+            detail=lambda a: f"run {a.get('name')!r} ({a.get('source')})")
     def create(self, dataset_id: int, name: str, *, source: str, predictions: list[Example],
                metrics: dict[str, Any], errors: pa.Table | None = None, model: str | None = None,
                params: dict[str, Any] | None = None, device: str | None = None,
@@ -87,9 +95,10 @@ class RunStore:
         })
         with self.db.transaction():
             run_id = int(self.db.scalar(
-                "INSERT INTO runs (dataset_id, name, source, model, params, device, metrics)"
-                " VALUES (?,?,?,?,?,?,?) RETURNING run_id",
-                [dataset_id, name, source, model, dumps(params or {}), device, dumps(metrics)]))
+                "INSERT INTO runs (dataset_id, name, source, model, params, device, metrics, created_by)"
+                " VALUES (?,?,?,?,?,?,?,?) RETURNING run_id",
+                [dataset_id, name, source, model, dumps(params or {}), device, dumps(metrics),
+                 self.access.actor.name if self.access.actor else None]))
             self.db.insert_arrow("predictions", pred_rows, prefix_sql="? AS run_id,", params=[run_id])
             if errors is not None:
                 self.db.insert_arrow("errors", errors, prefix_sql="? AS run_id,", params=[run_id])
@@ -99,7 +108,7 @@ class RunStore:
 
     def all(self, dataset_id: int | None = None, task: str | None = None) -> list[RunInfo]:
         sql = ("SELECT r.run_id, r.dataset_id, d.task, d.split, r.name, r.source, r.model, r.params,"
-               " r.device, strftime(r.created_at, '%Y-%m-%d %H:%M:%S'), r.metrics FROM runs r"
+               " r.device, strftime(r.created_at, '%Y-%m-%d %H:%M:%S'), r.metrics, r.created_by FROM runs r"
                " JOIN datasets d USING (dataset_id) WHERE 1=1")
         params: list[Any] = []
         if dataset_id is not None:
@@ -110,7 +119,7 @@ class RunStore:
             params.append(task)
         rows = self.db.execute(sql + " ORDER BY r.run_id", params).fetchall()
         return [RunInfo(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7] or "{}"), r[8], r[9],
-                        json.loads(r[10] or "{}")) for r in rows]
+                        json.loads(r[10] or "{}"), r[11]) for r in rows]
 
     def get(self, run_id: int) -> RunInfo | None:
         return next((r for r in self.all() if r.run_id == run_id), None)
@@ -134,6 +143,7 @@ class RunStore:
         ex.raw = json.loads(row[1]) if row[1] is not None else None
         return ex
 
+    @writes("run.delete", target=lambda a: f"run {a.get('run_id')}")
     def delete(self, run_id: int) -> None:
         with self.db.transaction():
             training_sets.delete(self.db, run_id)
@@ -146,6 +156,7 @@ class RunStore:
         the answer is not settled yet (see :mod:`cblue_core.seen_split`)."""
         return training_sets.load(self.db, run_ids)
 
+    @writes_for_system("run.training_set")
     def save_training_set(self, run_id: int, training: TrainingSet, seen: Iterable[int] = ()) -> None:
         with self.db.transaction():
             training_sets.save(self.db, run_id, training, seen)

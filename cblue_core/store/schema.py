@@ -6,8 +6,9 @@
 # 5: run_training_sets and run_seen_examples (which examples of a run its model was trained on);
 # 6: run_derived (what the Errors page derives from a whole run, kept);
 # 7: response_cache (answers of LLM endpoints, store/responses.py);
-# 8: annotation_events.provenance (the suggestions an edit accepted, store/annotations.py).
-SCHEMA_VERSION = 8
+# 8: annotation_events.provenance (the suggestions an edit accepted, store/annotations.py);
+# 9: workspace_users and audit_events (roles and the audit trail), runs.created_by, slices.created_by.
+SCHEMA_VERSION = 9
 
 # What pages derive from a whole run (bucket scores, per-example statistics...), computed once
 # and kept: a run never changes once stored, and deriving took seconds (the train split read,
@@ -133,7 +134,8 @@ CREATE TABLE IF NOT EXISTS runs (
     params JSON,
     device VARCHAR,
     created_at TIMESTAMP DEFAULT current_timestamp,
-    metrics JSON
+    metrics JSON,
+    created_by VARCHAR              -- who stored it (NULL before schema 9)
 );
 
 CREATE TABLE IF NOT EXISTS predictions (
@@ -181,7 +183,8 @@ CREATE TABLE IF NOT EXISTS slices (
     name VARCHAR PRIMARY KEY,
     task VARCHAR,
     predicate VARCHAR NOT NULL,
-    created_at TIMESTAMP DEFAULT current_timestamp
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    created_by VARCHAR              -- who saved it (NULL before schema 9)
 );
 
 -- Answers of LLM endpoints (store/responses.py), written as each arrives so that a rerun of a
@@ -200,6 +203,32 @@ CREATE TABLE IF NOT EXISTS response_cache (
 );
 """ + RUN_DERIVED_DDL
 
+# Roles per workspace (cblue_core.auth.roles) and the audit trail, apart for the migration to
+# version 9. audit_events is append-only: store/audit.py has no update or delete.
+ACCESS_DDL = """
+CREATE SEQUENCE IF NOT EXISTS audit_event_ids START 1;
+
+CREATE TABLE IF NOT EXISTS workspace_users (
+    name VARCHAR PRIMARY KEY,
+    role VARCHAR NOT NULL,          -- viewer, annotator, curator or admin
+    granted_by VARCHAR NOT NULL,
+    granted_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+
+-- Who did what and when: one row per write of a store (in the write's transaction) and per
+-- refused attempt (in its own).
+CREATE TABLE IF NOT EXISTS audit_events (
+    event_id INTEGER PRIMARY KEY DEFAULT nextval('audit_event_ids'),
+    happened_at TIMESTAMP NOT NULL DEFAULT current_timestamp,   -- UTC
+    user_name VARCHAR,              -- NULL when no user was bound (a refused attempt)
+    source VARCHAR,                 -- how the name was known: local, cli, proxy, oidc, ...
+    action VARCHAR NOT NULL,        -- an action of cblue_core.auth.roles.ACTIONS
+    target VARCHAR NOT NULL,
+    detail VARCHAR NOT NULL DEFAULT '',
+    outcome VARCHAR NOT NULL        -- 'done' or 'refused'
+);
+"""
+
 DEFAULT_DATASETS_DDL = """
 -- Which dataset of a task split opens by default, for every visitor: the first ingested, until
 -- `ingest --make-default` or the Datasets page's admin control chooses another. A later upload
@@ -213,6 +242,7 @@ CREATE TABLE IF NOT EXISTS default_datasets (
 );
 """
 DDL += DEFAULT_DATASETS_DDL  # apart, for the migration to version 4 that adds it
+DDL += ACCESS_DDL
 
 # The columns a user's SQL predicate may use (Datasets filter, saved slices), with their types.
 EXAMPLE_COLUMN_TYPES = {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .access import Access, writes
 from .database import Database
 from .datasets import DatasetStore
 from .user_sql import PredicateRefused
@@ -20,6 +21,7 @@ class Slice:
     name: str
     task: str | None
     predicate: str
+    created_by: str | None = None      # unknown for slices saved before schema 9
 
 
 class SliceError(ValueError):
@@ -27,10 +29,15 @@ class SliceError(ValueError):
 
 
 class SliceStore:
-    def __init__(self, db: Database, datasets: DatasetStore) -> None:
+    READS = ("all", "indices")
+
+    def __init__(self, db: Database, datasets: DatasetStore, access: Access | None = None) -> None:
         self.db = db
         self.datasets = datasets
+        self.access = access or Access()
 
+    @writes("slice.save", target=lambda a: f"slice {str(a.get('name') or '').strip()}",
+            detail=lambda a: str(a.get("predicate") or ""))
     def save(self, name: str, predicate: str, task: str | None = None) -> Slice:
         name = name.strip()
         if not name:
@@ -41,17 +48,21 @@ class SliceStore:
             self.datasets.check_predicate(predicate)
         except PredicateRefused as exc:
             raise SliceError(str(exc)) from None
-        self.db.execute("INSERT OR REPLACE INTO slices (name, task, predicate) VALUES (?,?,?)",
-                        [name, task, predicate])
-        return Slice(name, task, predicate)
+        by = self.access.actor.name if self.access.actor else None
+        with self.db.transaction():
+            self.db.execute("INSERT OR REPLACE INTO slices (name, task, predicate, created_by) VALUES (?,?,?,?)",
+                            [name, task, predicate, by])
+        return Slice(name, task, predicate, by)
 
     def all(self, task: str | None = None) -> list[Slice]:
-        rows = self.db.rows("SELECT name, task, predicate FROM slices WHERE task IS NULL OR task = ?"
+        rows = self.db.rows("SELECT name, task, predicate, created_by FROM slices WHERE task IS NULL OR task = ?"
                             " OR ? IS NULL ORDER BY name", [task, task])
         return [Slice(*r) for r in rows]
 
+    @writes("slice.delete", target=lambda a: f"slice {a.get('name')}")
     def delete(self, name: str) -> None:
-        self.db.execute("DELETE FROM slices WHERE name = ?", [name])
+        with self.db.transaction():
+            self.db.execute("DELETE FROM slices WHERE name = ?", [name])
 
     def indices(self, dataset_id: int, predicate: str) -> list[int]:
         """Record numbers of a dataset's examples that satisfy the predicate."""

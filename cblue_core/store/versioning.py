@@ -25,7 +25,7 @@ from .annotations import ANNOTATION_DDL
 from .catalog import expected_catalog, foreign_objects, read_catalog
 from .database import Database
 from .errors import WorkspaceError
-from .schema import DDL, DEFAULT_DATASETS_DDL, RUN_DERIVED_DDL, SCHEMA_VERSION
+from .schema import ACCESS_DDL, DDL, DEFAULT_DATASETS_DDL, RUN_DERIVED_DDL, SCHEMA_VERSION
 from .training_sets import TRAINING_SET_TABLES, backfill_from_metrics
 
 APP_MARKER = "cblue-studio"
@@ -120,10 +120,19 @@ def _v7_to_v8(db: Database) -> None:
     db.execute("ALTER TABLE annotation_events ADD COLUMN IF NOT EXISTS provenance JSON")
 
 
+def _v8_to_v9(db: Database) -> None:
+    """Version 9 adds roles and the audit trail (both empty: a workspace without stored roles
+    has only its local, command-line and $CBLUE_STUDIO_ADMINS admins) and who stored each run
+    and slice (unknown, NULL, for the older ones)."""
+    db.execute(ACCESS_DDL)
+    db.execute("ALTER TABLE runs ADD COLUMN IF NOT EXISTS created_by VARCHAR")
+    db.execute("ALTER TABLE slices ADD COLUMN IF NOT EXISTS created_by VARCHAR")
+
+
 # from-version -> the step to the next version; each step runs inside the migration's transaction.
 MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
                                                       4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
-                                                      7: _v7_to_v8}
+                                                      7: _v7_to_v8, 8: _v8_to_v9}
 
 
 def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
@@ -189,9 +198,17 @@ def migrate(db: Database, from_version: int) -> None:
         _write_marker(db, SCHEMA_VERSION)
 
 
+def _before_v9(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
+    """The tables of schema 8: the current ones without the access tables and created_by."""
+    out = {t: c for t, c in columns.items() if t not in ("workspace_users", "audit_events")}
+    for table in ("runs", "slices"):
+        out[table] = [c for c in columns.get(table, []) if c[0] != "created_by"]
+    return out
+
+
 def _before_v8(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
-    """The tables of schema 7: the current ones without annotation_events.provenance."""
-    out = dict(columns)
+    """The tables of schema 7: schema 8's without annotation_events.provenance."""
+    out = _before_v9(columns)
     out["annotation_events"] = [c for c in columns.get("annotation_events", []) if c[0] != "provenance"]
     return out
 
@@ -226,7 +243,8 @@ def _before_v3(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tupl
 def _adopt(db: Database, where: str, read_only: bool) -> None:
     found = table_columns(db)
     expected = expected_columns()
-    version = (SCHEMA_VERSION if found == expected else 7 if found == _before_v8(expected)
+    version = (SCHEMA_VERSION if found == expected else 8 if found == _before_v9(expected)
+               else 7 if found == _before_v8(expected)
                else 6 if found == _before_v7(expected)
                else 5 if found == _before_v6(expected)
                else 4 if found == _before_v5(expected) else 3 if found == _before_v4(expected)

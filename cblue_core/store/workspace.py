@@ -4,17 +4,28 @@ One database file per workspace. DuckDB lets a single process open a file read-w
 no other process at all, so the app holds one connection per process and hands each session
 its own cursor (:meth:`Workspace.cursor`); the CLI opens the file only when the app is not
 running and says so plainly when it is locked (:class:`WorkspaceLocked`).
+
+Every handle acts for one user (:mod:`cblue_core.store.access`): :func:`connect` binds the
+process's OS account as the file's owner (source "cli", an admin: it holds the file and could
+write it with any DuckDB client), unless told otherwise; the app opens its connection for
+nobody and binds each session's cursor to its signed-in user (:meth:`Workspace.cursor`,
+:meth:`Workspace.acting_as`).
 """
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Hashable
 from pathlib import Path
 
 import duckdb
 
+from ..auth.roles import Role
+from ..auth.user import User, local_user
 from ..io.errors import short_error
+from .access import Access
 from .annotations import AnnotationStore
+from .audit import AuditStore
 from .database import Database
 from .datasets import DatasetStore
 from .derived import DerivedStore
@@ -24,6 +35,7 @@ from .resources import ResourceStore
 from .responses import ResponseStore
 from .runs import RunStore
 from .slices import SliceStore
+from .users import UserStore
 from .versioning import prepare_workspace
 
 ENV_DB = "CBLUE_STUDIO_DB"
@@ -37,7 +49,18 @@ def default_db_path() -> Path:
     return Path(env) if env else Path.cwd() / "workspace" / "cblue_studio.duckdb"
 
 
-def connect(path: str | Path | None = None, read_only: bool = False) -> Workspace:
+class Owner(enum.Enum):
+    """The default actor of :func:`connect`: the OS account holding the file (source "cli")."""
+    OF_FILE = "owner"
+
+
+class Keep(enum.Enum):
+    """The default actor of :meth:`Workspace.cursor`: the same as the handle's."""
+    SAME = "same"
+
+
+def connect(path: str | Path | None = None, read_only: bool = False, *,
+            actor: User | None | Owner = Owner.OF_FILE) -> Workspace:
     """Open (creating if needed) the workspace database at ``path``: by default the one
     :func:`default_db_path` names; ``":memory:"`` for a throwaway in-memory workspace.
 
@@ -45,7 +68,9 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> Workspac
     (:mod:`cblue_core.store.lockdown`). A file that is not a CBLUE Studio workspace, or holds
     objects the studio did not create, is refused untouched; an older workspace is
     migrated (see :mod:`cblue_core.store.versioning`). ``read_only`` opens an existing,
-    current workspace without writing anything, and refuses a missing file."""
+    current workspace without writing anything, and refuses a missing file. ``actor``: who
+    the returned handle acts for (by default the OS account, as the file's owner; None: nobody,
+    so that every write is refused until :meth:`Workspace.acting_as` binds someone)."""
     if path is None:
         path = default_db_path()
     target = Path(path) if path != ":memory:" else None
@@ -74,31 +99,48 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> Workspac
     except BaseException:
         db.close()
         raise
-    return Workspace(db, read_only=read_only)
+    return Workspace(db, read_only=read_only, actor=local_user("cli") if isinstance(actor, Owner) else actor)
 
 
 class Workspace:
     """A workspace database and its stores, all on one connection (or one session's cursor)."""
 
-    def __init__(self, db: Database, *, read_only: bool = False) -> None:
+    def __init__(self, db: Database, *, read_only: bool = False, actor: User | None = None) -> None:
         self.db = db
         self.read_only = read_only
-        self.datasets = DatasetStore(db)
-        self.resources = ResourceStore(db)
-        self.runs = RunStore(db)
+        self.access = access = Access(actor, read_only)
+        self.datasets = DatasetStore(db, access)
+        self.resources = ResourceStore(db, access)
+        self.runs = RunStore(db, access)
         self.derived = DerivedStore(db)
-        self.slices = SliceStore(db, self.datasets)
-        self.annotations = AnnotationStore(db, self.datasets, self.resources)
-        self.responses = ResponseStore(db)
+        self.slices = SliceStore(db, self.datasets, access)
+        self.annotations = AnnotationStore(db, self.datasets, self.resources, access)
+        self.responses = ResponseStore(db, access)
+        self.users = UserStore(db, access)
+        self.audit = AuditStore(db)
+
+    @property
+    def actor(self) -> User | None:
+        return self.access.actor
+
+    def role(self) -> Role | None:
+        """The acting user's role now (None when nobody is bound)."""
+        return self.access.role(self.db)
+
+    def acting_as(self, actor: User | None) -> Workspace:
+        """The same handle (same cursor) acting for ``actor``."""
+        return Workspace(self.db, read_only=self.read_only, actor=actor)
 
     @property
     def path(self) -> Path | None:
         return self.db.path
 
-    def cursor(self, session: Hashable | None = None) -> Workspace:
+    def cursor(self, session: Hashable | None = None, *, actor: User | None | Keep = Keep.SAME) -> Workspace:
         """The same workspace on its own cursor (one per session or thread); ``session`` names
-        the app session it serves, so that its filters run one at a time."""
-        return Workspace(self.db.cursor(session), read_only=self.read_only)
+        the app session it serves, so that its filters run one at a time; ``actor`` whom it acts
+        for (by default the same as this handle)."""
+        return Workspace(self.db.cursor(session), read_only=self.read_only,
+                         actor=self.actor if isinstance(actor, Keep) else actor)
 
     def close(self) -> None:
         self.db.close()

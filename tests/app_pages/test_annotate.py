@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cblue_core.auth import Role, local_user
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.records import Span
 from cblue_core.render.palette import PALETTE
@@ -24,6 +25,7 @@ from tests.conftest import SAMPLE_DATA
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "app_pages/components/span_editor/frontend"
 PAGE = "pages/annotate.py"
+EVIL_NAME = "**x** ![img](http://example.invalid/x.png) <b>y</b> :red[z] $k$"
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +36,9 @@ def ann_db(tmp_path_factory):
     bootstrap_sample_data(ws, SAMPLE_DATA)
     did = ws.datasets.find("CMeEE", "dev").dataset_id
     import_run(ws, did, SAMPLE_DATA / "cblue/CMeEE/CMeEE_dev.pred.json", name="sample model")
+    # the roles the tests' users act with once signed in (alice adjudicates and freezes versions)
+    for name, role in (("alice", Role.CURATOR), ("bob", Role.ANNOTATOR), (EVIL_NAME, Role.ANNOTATOR)):
+        ws.users.set_role(name, role)
     ws.close()
     return db
 
@@ -56,7 +61,7 @@ def store(ann_db):
     """The page's own workspace (one connection per file and process), a fresh cursor."""
     from app_pages.common import shared_workspace
 
-    return shared_workspace(str(ann_db)).cursor()
+    return shared_workspace(str(ann_db)).cursor(actor=local_user("cli"))   # the file's owner
 
 
 def ok(at: AppTest) -> AppTest:
@@ -392,7 +397,7 @@ def test_versions_review_queue_agreement_rescore(open_page, ann_db):
 
 
 def test_user_strings_cannot_inject_markdown(open_page, ann_db):
-    evil = "**x** ![img](http://example.invalid/x.png) <b>y</b> :red[z] $k$"
+    evil = EVIL_NAME
     at = open_page({"task": "KUAKE-QQR", "split": "dev", "example": 3}, user=evil)
     doc = doc_of(at, "KUAKE-QQR", "dev", 3, ann_db)
     gen = at.session_state["ann_drafts"][doc]["gen"]

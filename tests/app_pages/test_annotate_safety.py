@@ -13,6 +13,7 @@ import secrets
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cblue_core.auth import Role, local_user
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.records import Span
 from cblue_core.store.annotations import AnnotationStore
@@ -29,6 +30,9 @@ def safe_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("annotate_safety") / "safety.duckdb"
     ws = connect(db)
     bootstrap_sample_data(ws, SAMPLE_DATA)
+    # the roles the tests' users act with once signed in: judge adjudicates
+    ws.users.set_role("alice", Role.ANNOTATOR)
+    ws.users.set_role("judge", Role.CURATOR)
     ws.close()
     return db
 
@@ -55,7 +59,7 @@ def open_page(safe_db, monkeypatch):
 def store(db):
     from app_pages.common import shared_workspace
 
-    return shared_workspace(str(db)).cursor()
+    return shared_workspace(str(db)).cursor(actor=local_user("cli"))   # the file's owner
 
 
 def cmeee(db) -> int:
@@ -277,6 +281,7 @@ def ro_db(tmp_path_factory):
     ws.annotations.save(did, 0, ann.__class__(spans=ann.spans[1:]), author="bob", reason="b",
                         base_revision=rev)
     ws.annotations.save(did, 0, ann, author="alice", reason="a", base_revision=rev + 1)
+    ws.users.set_role("alice", Role.CURATOR)
     ws.close()
     return db
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_pages.datasets import versions
+from app_pages import permissions
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP
@@ -73,7 +73,7 @@ def test_an_upload_opens_for_its_uploader_only_until_made_the_default(db, monkey
 
     # read-only mode (the same process cannot also open the file read-only: the mode's switch)
     with monkeypatch.context() as m:
-        m.setattr(versions, "read_only", lambda: True)
+        m.setattr(permissions, "read_only", lambda: True)   # what disables the write controls
         demo = visit(db, monkeypatch)
         demo.selectbox(key="ds_version").set_value(uploaded).run()
         assert demo.button(key="ds_make_default").disabled

@@ -9,6 +9,7 @@ import urllib.request
 import pytest
 from playwright.sync_api import expect
 
+from cblue_core.auth.roles import Role
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.browser.identity_servers import nginx, nginx_binary, streamlit
@@ -18,10 +19,21 @@ from tests.conftest import SAMPLE_DATA
 pytestmark = pytest.mark.browser
 
 SECRET = "nginx-shares-this-0f3a9c2e71"
-# name -> (role, password). Roles arrive with the roles branch; the viewer's refused save is added
-# there, beside the annotator's save below.
+# name -> (role stored in the workspace, password)
 USERS = {"li.wei": ("annotator", "pw-li-wei"), "zhang.min": ("viewer", "pw-zhang-min")}
 EXAMPLE = "/annotate?task=KUAKE-QIC&split=dev&example=0"
+ENV = {"CBLUE_STUDIO_AUTH": "proxy", "CBLUE_STUDIO_USER_HEADER": "X-Remote-User",
+       "CBLUE_STUDIO_PROXY_SECRET": SECRET}
+
+
+def workspace_with_roles(folder):
+    db = folder / "ws.duckdb"
+    ws = connect(db)
+    bootstrap_sample_data(ws, SAMPLE_DATA)
+    for name, (role, _) in USERS.items():
+        ws.users.set_role(name, Role.parse(role))
+    ws.close()
+    return db
 
 
 @pytest.fixture(scope="module")
@@ -29,13 +41,8 @@ def served(tmp_path_factory):
     """nginx in front of Streamlit in proxy mode; yields (nginx URL, Streamlit's own URL)."""
     nginx_binary()
     folder = tmp_path_factory.mktemp("proxy")
-    db = folder / "ws.duckdb"
-    ws = connect(db)
-    bootstrap_sample_data(ws, SAMPLE_DATA)
-    ws.close()
-    env = {"CBLUE_STUDIO_AUTH": "proxy", "CBLUE_STUDIO_USER_HEADER": "X-Remote-User",
-           "CBLUE_STUDIO_PROXY_SECRET": SECRET}
-    with streamlit(db, folder, env) as (direct, port), \
+    db = workspace_with_roles(folder)
+    with streamlit(db, folder, ENV) as (direct, port), \
             nginx(folder, port, {name: pw for name, (_, pw) in USERS.items()}, SECRET) as proxied:
         yield proxied, direct
 
@@ -116,3 +123,39 @@ def test_a_direct_request_with_a_forged_user_header_is_refused(served, browser, 
         page.screenshot(path=str(output_dir / "proxy_direct_refused.png"))
     finally:
         context.close()
+
+
+def test_a_viewers_forged_save_is_refused_and_audited(tmp_path, browser, output_dir):
+    """The viewer's editor is read-only, so the test forges what a hostile browser could send: the
+    span editor's "save" value, posted from its frame. The store refuses it and records the attempt."""
+    nginx_binary()
+    db = workspace_with_roles(tmp_path)
+    ws = connect(db)
+    did = ws.datasets.find("CMeEE", "dev").dataset_id
+    ws.close()
+    viewer = next(n for n, (role, _) in USERS.items() if role == "viewer")
+    with streamlit(db, tmp_path, ENV) as (_, port), \
+            nginx(tmp_path, port, {name: pw for name, (_, pw) in USERS.items()}, SECRET) as proxied:
+        context, page = signed_in_page(browser, viewer)
+        try:
+            page.goto(proxied + "/annotate?task=CMeEE&split=dev&example=0", timeout=60_000)
+            wait_rendered(page)
+            page.frame_locator('iframe[title*="span_editor"]').locator(".se-ch").first.wait_for(timeout=60_000)
+            frame = next(f for f in page.frames if "span_editor" in f.url)
+            frame.evaluate("""doc => window.parent.postMessage({isStreamlitMessage: true,
+                type: "streamlit:setComponentValue", dataType: "json",
+                value: {spans: [{start: 0, end: 1, type: "dis"}], action: "save", nonce: 9999, doc: doc,
+                        browser: null, accepted: [], rejected: []}}, "*")""", f"{did}:0")
+            refusal = page.get_by_text(f"gold.save refused for {viewer} (viewer)")
+            expect(refusal.first).to_be_visible(timeout=30_000)
+            page.screenshot(path=str(output_dir / "proxy_viewer_refused.png"))
+        finally:
+            context.close()
+    ws = connect(db, read_only=True)
+    try:
+        assert ws.annotations.events(did) == []                      # nothing written
+        refused = [e for e in ws.audit.events() if e.outcome == "refused"]
+        assert [(e.user, e.source, e.action, e.target) for e in refused] == [
+            (viewer, "proxy", "gold.save", f"dataset {did} example 0")]
+    finally:
+        ws.close()

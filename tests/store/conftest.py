@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from cblue_core.store.workspace import connect
+
 RECORDS = [
     {"text": "呼吸肌麻痹和呼吸中枢受累患者因呼吸不畅可并发肺炎、肺不张等。", "entities": [
         {"start_idx": 0, "end_idx": 2, "type": "bod", "entity": "呼吸肌"},
@@ -22,3 +24,11 @@ def cmeee_file(tmp_path):
     p = tmp_path / "CMeEE_dev.json"
     p.write_text(json.dumps(RECORDS, ensure_ascii=False, indent=2), encoding="utf-8")
     return p
+
+
+@pytest.fixture
+def memory_ws():
+    """A throwaway in-memory workspace, acting as its owner (an admin)."""
+    w = connect(":memory:")
+    yield w
+    w.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
+from cblue_core.auth.roles import Role
 from cblue_core.ingest import ingest_file
 from cblue_core.store.errors import WorkspaceError
 from cblue_core.store.schema import SCHEMA_VERSION
@@ -23,6 +24,16 @@ def marker(path):
 
 def file_bytes(path):
     return path.read_bytes()
+
+
+SCHEMA_9_UNDO = ("DROP TABLE workspace_users", "DROP TABLE audit_events", "DROP SEQUENCE audit_event_ids",
+                 "ALTER TABLE runs DROP COLUMN created_by", "ALTER TABLE slices DROP COLUMN created_by")
+
+
+def drop_schema_9(con) -> None:
+    """What schema 9 added, taken away again: an older workspace's tables."""
+    for sql in SCHEMA_9_UNDO:
+        con.execute(sql)
 
 
 def test_new_file_gets_the_marker(tmp_path):
@@ -137,15 +148,37 @@ def test_version_7_workspace_gains_the_provenance_of_annotation_events(tmp_path,
     did = ws.datasets.all()[0].dataset_id
     gold, _ = ws.annotations.current(did, 0)
     old = ws.annotations.save(did, 0, Annotation(gold.spans[1:]), author="a", base_revision=0)
-    # what version 7 wrote: annotation_events without provenance
-    as_written_by(ws, path, 7, "ALTER TABLE annotation_events DROP COLUMN provenance")
+    # what version 7 wrote: annotation_events without provenance, no access tables
+    as_written_by(ws, path, 7, "ALTER TABLE annotation_events DROP COLUMN provenance", *SCHEMA_9_UNDO)
     ws = connect(path)
     assert [(e.event_id, e.provenance) for e in ws.annotations.events(did)] == [(old.event_id, ())]
     prov = (Provenance(SuggestionSource("model", "m"), (Suggestion(gold.spans[0], 0.5),)),)
     ws.annotations.save(did, 0, gold, author="a", base_revision=1, provenance=prov)
     assert [e.provenance for e in ws.annotations.events(did)] == [(), prov]
     ws.close()
-    assert marker(path) == {"app": APP_MARKER, "schema_version": "8"} and SCHEMA_VERSION == 8
+    assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
+
+
+def test_version_8_workspace_gains_roles_and_the_audit_trail(tmp_path, cmeee_file):
+    """Schema 9 adds workspace_users, audit_events and who stored each run and slice: a version 8
+    file keeps its runs (their author unknown) and can store roles and audit events."""
+    path = tmp_path / "v8.duckdb"
+    ws = connect(path)
+    ingest_file(ws, cmeee_file)
+    did = ws.datasets.all()[0].dataset_id
+    # what version 8 wrote: no access tables, no created_by columns
+    drop_schema_9(ws.db.con)
+    ws.db.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+    ws.db.execute("INSERT INTO runs (dataset_id, name, source, metrics) VALUES (?, 'old', 'import', '{}')", [did])
+    ws.close()
+    with pytest.raises(WorkspaceError, match="older schema 8"):
+        connect(path, read_only=True)
+    ws = connect(path)
+    assert [(r.name, r.created_by) for r in ws.runs.all()] == [("old", None)]
+    ws.users.set_role("ann", Role.ANNOTATOR)
+    assert [(e.action, e.target) for e in ws.audit.events()] == [("role.set", "user ann")]
+    ws.close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": "9"} and SCHEMA_VERSION == 9
 
 
 def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
@@ -172,6 +205,7 @@ def test_unmarked_workspace_with_the_older_tables_is_adopted_and_migrated(tmp_pa
     con.execute("DROP TABLE run_derived")
     con.execute("DROP TABLE response_cache")
     con.execute("ALTER TABLE annotation_events DROP COLUMN provenance")
+    drop_schema_9(con)
     con.close()
     with pytest.raises(WorkspaceError, match="older schema 2"):
         connect(path, read_only=True)
@@ -271,6 +305,7 @@ def test_unmarked_workspace_with_the_schema_4_tables_is_adopted_and_migrated(tmp
     for table in (*TRAINING_SET_TABLES, "run_derived", "response_cache"):
         con.execute(f"DROP TABLE {table}")
     con.execute("ALTER TABLE annotation_events DROP COLUMN provenance")
+    drop_schema_9(con)
     con.close()
     connect(path).close()
     assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
