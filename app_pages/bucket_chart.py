@@ -59,7 +59,7 @@ def bucket_panels(buckets: Sequence[BucketLike], *, metric: str = "F1") -> list[
     panels = []
     for feature, rows in group_buckets(buckets).items():
         unit = FEATURE_UNITS.get(feature)
-        axis = f"{metric} (0-1) per {feature}" + (f" ({unit})" if unit else "") + " bucket, 95% interval"
+        axis = f"{metric} (0-1) and its 95% interval per bucket of {feature}" + (f" ({unit})" if unit else "")
         bars = tuple(Bar(label=str(b.bucket), value=float(b.f1),
                          text=f"{float(b.f1):.3f} ({float(b.low):.3f}–{float(b.high):.3f})",
                          note=f"n={int(b.support):,}, {int(b.examples):,} examples",
@@ -70,4 +70,4 @@ def bucket_panels(buckets: Sequence[BucketLike], *, metric: str = "F1") -> list[
 
 def bucket_html(buckets: Sequence[BucketLike], *, metric: str = "F1", per_row: int = 2) -> str:
     """The panels as one HTML block, ``per_row`` a row, every bar on the 0-1 scale."""
-    return bars_html(bucket_panels(buckets, metric=metric), scale=1.0, columns=per_row, label_px=150)
+    return bars_html(bucket_panels(buckets, metric=metric), scale=1.0, columns=per_row, label_px=170)

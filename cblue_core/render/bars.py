@@ -23,7 +23,7 @@ color:#1f2328;display:grid;gap:18px 28px;grid-template-columns:repeat(var(--cbr-
 .cbr-bars .cbr-bars-r{display:grid;grid-template-columns:minmax(6em,var(--cbr-label)) minmax(80px,1fr) auto;
 gap:8px;align-items:center;min-height:24px}
 .cbr-bars .cbr-bars-l{overflow-wrap:anywhere;line-height:1.25;text-align:right}
-.cbr-bars .cbr-bars-n{color:#57606a;font-size:12px;margin-left:.3em;white-space:nowrap}
+.cbr-bars .cbr-bars-n{display:block;color:#57606a;font-size:12px;white-space:nowrap}
 .cbr-bars .cbr-bars-k{position:relative;height:16px;background:#f1f3f5;border-radius:2px}
 .cbr-bars .cbr-bars-b{position:absolute;left:0;top:0;bottom:0;background:#0068c9;border-radius:2px}
 .cbr-bars .cbr-bars-i{position:absolute;top:50%;height:2px;margin-top:-1px;background:#343a40}
