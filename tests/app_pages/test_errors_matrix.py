@@ -44,17 +44,25 @@ def outline(at: AppTest) -> tuple[int, int] | None:
     return (found[0]["y"][0], found[0]["x"][0]) if found else None
 
 
-def test_a_click_outlines_its_cell_in_the_run_it_starts(matrix_tab, cmeie_db):
-    cm = cmeie_db["cm"]
+def confused_pair(cm) -> tuple[str, str]:
+    """A cell off the diagonal with a label on both sides (else a diagonal one)."""
     pair = cm[(cm.gold_label != cm.pred_label) & (cm.gold_label != "∅") & (cm.pred_label != "∅")]
-    gold, pred = (pair.iloc[0].gold_label, pair.iloc[0].pred_label) if len(pair) else (cm.iloc[0].gold_label,) * 2
-    assert outline(matrix_tab) is None
-    click = matrix_click(matrix_tab, "CMeIE", gold, pred)
-    matrix_tab.session_state["err_cm"] = click
-    matrix_tab.run()
-    assert not matrix_tab.exception, matrix_tab.exception
+    return (pair.iloc[0].gold_label, pair.iloc[0].pred_label) if len(pair) else (cm.iloc[0].gold_label,) * 2
+
+
+def click_outlines(at: AppTest, gold: str | None, pred: str | None) -> None:
+    """Click the cell (gold, pred): the rerun it starts outlines that cell."""
+    click = matrix_click(at, "CMeIE", gold, pred)
+    at.session_state["err_cm"] = click
+    at.run()
+    assert not at.exception, at.exception
     point = click["selection"]["points"][0]
-    assert outline(matrix_tab) == (point["y"], point["x"])
+    assert outline(at) == (point["y"], point["x"])
+
+
+def test_a_click_outlines_its_cell_in_the_run_it_starts(matrix_tab, cmeie_db):
+    assert outline(matrix_tab) is None
+    click_outlines(matrix_tab, *confused_pair(cmeie_db["cm"]))
 
 
 def test_the_missed_column_lists_the_rows_it_counts(matrix_tab, cmeie_db):
@@ -102,15 +110,8 @@ def test_a_click_builds_no_matrix(matrix_tab, cmeie_db, monkeypatch):
     from tests.app_pages.conftest import count_calls
 
     builds = count_calls(monkeypatch, derived, "confusion_figure")
-    cm = cmeie_db["cm"]
-    pair = cm[(cm.gold_label != cm.pred_label) & (cm.gold_label != "∅") & (cm.pred_label != "∅")]
-    gold, pred = (pair.iloc[0].gold_label, pair.iloc[0].pred_label) if len(pair) else (cm.iloc[0].gold_label,) * 2
-    for g, p in ((gold, pred), (gold, None)):           # two clicks, each outlined where it fell
-        click = matrix_click(matrix_tab, "CMeIE", g, p)
-        matrix_tab.session_state["err_cm"] = click
-        matrix_tab.run()
-        assert not matrix_tab.exception, matrix_tab.exception
-        point = click["selection"]["points"][0]
-        assert outline(matrix_tab) == (point["y"], point["x"])
+    gold, pred = confused_pair(cmeie_db["cm"])
+    click_outlines(matrix_tab, gold, pred)
+    click_outlines(matrix_tab, gold, None)              # a second click, outlined where it fell
     assert builds["n"] == 0
     assert len([t for t in matrix_spec(matrix_tab)["data"] if t.get("name") == "selected"]) == 1
