@@ -1,7 +1,7 @@
-"""Chart builders the pages share: bar, bucket and histogram charts, a grid for laying charts
-out, and the colour, contrast and text-width helpers the charts share (the confusion matrix is
-:mod:`app_pages.confusion_chart`). Pure functions: no Streamlit call here; each returns a Plotly
-figure.
+"""Chart builders the pages share: bar and histogram charts, a grid for laying charts out, and
+the colour, contrast and text-width helpers the charts share (the confusion matrix is
+:mod:`app_pages.confusion_chart`, the bucket panels :mod:`app_pages.bucket_chart`). Pure
+functions: no Streamlit call here; each returns a Plotly figure.
 
 Every label that comes from data reaches Plotly through :func:`app_pages.common.plot_text`
 (Plotly renders a small HTML subset in tick labels, hover text and titles). Every label is shown:
@@ -19,16 +19,14 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
-from plotly.subplots import make_subplots
 
 from app_pages.common import plot_text
 
 TICK_FONT = 12                # px, tick labels
-BUCKET_BAR = "#0068c9"        # one colour for every bucket panel (Plotly would cycle its colours)
 BAR_PX = 26                   # px per bar of a horizontal bar chart
 MAX_LABEL_PX = 360            # a longer tick label is cut (with "…"); its hover shows it whole
 BLACK, WHITE = "#000000", "#ffffff"
@@ -195,124 +193,6 @@ def histogram_figure(values: Sequence[float], *, title: str, x_title: str, y_tit
                       yaxis={"title": {"text": plot_text(y_title)}},
                       margin={"l": 70, "r": 20, "t": 48, "b": 60})
     return fig
-
-
-# ---------------------------------------------------------------- buckets
-
-class BucketLike(Protocol):
-    """What a bucket chart reads (:class:`cblue_core.analysis.buckets.BucketScore`)."""
-
-    feature: str
-    bucket: str
-    order: int
-    f1: float
-    low: float
-    high: float
-
-    @property
-    def support(self) -> int: ...
-
-
-# The unit of each bucket feature of cblue_core.analysis.buckets, for the axis title.
-FEATURE_UNITS: dict[str, str] = {
-    "entity length": "characters",
-    "sentence length": "characters",
-    "text length": "characters",
-    "entity density": "entities per character",
-    "nesting depth": "levels",
-    "nesting role": "role of the entity",
-    "training frequency": "occurrences in the train split",
-    "gold label training frequency": "examples in the train split",
-    "label consistency": "share of train occurrences with this label",
-    "triples per example": "distinct gold triples",
-    "argument nesting": "an argument inside another of the example",
-    "triple in the train split": "the same triple in the train split",
-    "in the model's training records": "the example's text",
-}
-
-
-def group_buckets(buckets: Sequence[BucketLike]) -> dict[str, list[BucketLike]]:
-    """Buckets per feature (features in their first order), each list in bucket order."""
-    out: dict[str, list[BucketLike]] = {}
-    for b in buckets:
-        out.setdefault(b.feature, []).append(b)
-    return {k: sorted(v, key=lambda b: b.order) for k, v in out.items()}
-
-
-def _wrap(text: str, width: int = 14) -> str:
-    """Escaped ``text`` on lines of about ``width`` characters (broken at spaces)."""
-    lines: list[str] = []
-    for word in text.split(" "):
-        if lines and len(lines[-1]) + 1 + len(word) <= width:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return "<br>".join(plot_text(line) for line in lines)
-
-
-def bucket_figure(buckets: Sequence[BucketLike], *, feature: str | None = None, metric: str = "F1",
-                  unit: str | None = None, per_row: int = 2, panel_height: int = 300) -> go.Figure:
-    """ExplainaBoard-style bars: ``metric`` per bucket (in bucket order) with its 95% interval as
-    an error bar and the bucket's gold items (``n=``) under its label; one panel per feature (in
-    their first order), ``per_row`` panels a row, all in one figure (one figure draws in the
-    browser in a fraction of the time of one chart per feature). Axis titles: the feature with
-    its unit (``unit``, else :data:`FEATURE_UNITS`) and the metric. ``feature`` names the
-    feature of buckets that all belong to one."""
-    groups = group_buckets(buckets)
-    if feature is not None:
-        groups = {feature: [b for rows in groups.values() for b in rows]}
-    panels = list(groups.items()) or [(feature or "", [])]
-    layout = grid(len(panels), per_row)
-    columns = max((len(row) for row in layout), default=1)
-    ticks = {name: [f"{_wrap(clip_label(str(b.bucket), 160))}<br>n={int(b.support):,}" for b in rows]
-             for name, rows in panels}
-    lines = max((t.count("<br>") + 1 for row in ticks.values() for t in row), default=1)
-    below = 40 + 16 * lines            # tick labels and the axis title under each panel
-    title_px = 44                      # each panel's title above it, clear of the row above
-    panel = panel_height + (14 * (lines - 2) if lines > 2 else 0)
-    height = len(layout) * (panel + below + title_px) + 10
-    titles = [f"<b>{plot_text(_title(name))}</b>" for row in layout for name, _ in (panels[i] for i in row)]
-    fig = make_subplots(rows=len(layout), cols=columns, horizontal_spacing=0.08,
-                        vertical_spacing=(below + title_px) / height if len(layout) > 1 else 0.0,
-                        subplot_titles=titles)
-    for r, row in enumerate(layout, start=1):
-        for c, index in enumerate(row, start=1):
-            name, rows = panels[index]
-            trace, xaxis, yaxis = _bucket_panel(rows, name, metric, unit, ticks[name])
-            fig.add_trace(trace, row=r, col=c)
-            fig.update_xaxes(xaxis, row=r, col=c)
-            fig.update_yaxes(yaxis, row=r, col=c)
-    fig.update_layout(height=height, showlegend=False, bargap=0.3,
-                      margin={"l": 60, "r": 16, "t": title_px + 4, "b": below})
-    return fig
-
-
-def _title(feature: str) -> str:
-    """A panel's title: the feature, capitalised ("Entity length")."""
-    return feature[:1].upper() + feature[1:] if feature else "Buckets"
-
-
-def _bucket_panel(rows: Sequence[BucketLike], name: str, metric: str, unit: str | None,
-                  ticks: list[str]) -> tuple[go.Bar, dict, dict]:
-    unit = unit if unit is not None else FEATURE_UNITS.get(name)
-    cats = [plot_text(b.bucket) for b in rows]
-    scores = [float(b.f1) for b in rows]
-    plus = [max(float(b.high) - s, 0.0) for b, s in zip(rows, scores)]
-    minus = [max(s - float(b.low), 0.0) for b, s in zip(rows, scores)]
-    trace = go.Bar(
-        x=cats, y=scores, marker={"color": BUCKET_BAR}, error_y={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus,
-                                   "visible": True, "thickness": 1.5, "width": 6, "color": "#868e96"},
-        customdata=[[plot_text(b.bucket), float(b.low), float(b.high), int(b.support), int(b.examples)]
-                    for b in rows],
-        hovertemplate=("%{customdata[0]}: " + plot_text(metric) + " %{y:.3f} (95% interval "
-                       "%{customdata[1]:.3f}–%{customdata[2]:.3f}); gold items %{customdata[3]}, "
-                       "examples %{customdata[4]}<extra></extra>"))
-    x_title = plot_text(name) + (f" ({plot_text(unit)})" if unit else "")
-    xaxis = {"type": "category", "tickmode": "array", "tickvals": cats, "ticktext": ticks,
-             "categoryorder": "array", "categoryarray": cats, "tickangle": 0,
-             "title": {"text": x_title}, "tickfont": {"size": TICK_FONT - 1}}
-    yaxis = {"title": {"text": plot_text(metric)}, "range": [0, 1.05]}
-    return trace, xaxis, yaxis
 
 
 # ---------------------------------------------------------------- layout

@@ -4,6 +4,8 @@ wrong, each opening the example view. A training-records filter restricts all of
 examples neither model was trained on (or to those either was)."""
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 import streamlit as st
 
@@ -13,6 +15,7 @@ from app_pages.common import (
     md,
     overlap_warning,
     pick_run,
+    run_evaluation_cached,
     run_label,
     selected,
     session_cursor,
@@ -35,12 +38,15 @@ PAGE_SIZE = 200
 @st.cache_data(max_entries=16, show_spinner="Paired bootstrap…")
 def _comparison(path: str, a: int, b: int, slices_key: tuple, seen: Seen | None = None):
     """Cached per pair of runs, set of slices and training-records filter (runs and their
-    training sets never change once stored). ``seen`` is defined by both runs' records."""
+    training sets never change once stored). ``seen`` is defined by both runs' records. Each
+    run's per-example statistics are those kept in the workspace (the Errors page's too):
+    re-scoring two CMeEE runs took 1.7 s of a first Compare's 1.9 s."""
     ws = session_cursor(path)
+    kept = functools.partial(run_evaluation_cached, path)
     if seen is None:
-        return compare_runs(ws, a, b)
+        return compare_runs(ws, a, b, evaluation=kept)
     within = part_indices(ws, ws.runs.get(a).dataset_id, (a, b), seen)
-    return compare_runs(ws, a, b, within=within, overall=f"{seen} examples")
+    return compare_runs(ws, a, b, within=within, overall=f"{seen} examples", evaluation=kept)
 
 
 def render() -> None:

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 
-def wide_plotly_chart(figure: go.Figure, *, width: int, key: str, box_key: str, **kwargs: Any) -> Any:
+def wide_plotly_chart(figure: go.Figure | dict[str, Any], *, width: int, key: str, box_key: str, **kwargs: Any) -> Any:
     """``st.plotly_chart(figure, key=key, **kwargs)`` at ``width`` px in the scrolling container
     ``box_key``; returns what ``st.plotly_chart`` returns (the selection event)."""
     px = int(width)

@@ -244,9 +244,12 @@ def run_evaluation(ws: Workspace, run_id: int, *, n_boot: int = 0,
 
 
 def compare_runs(ws: Workspace, run_a: int, run_b: int, *, n_boot: int = 1000, seed: int = 0,
-                 within: list[int] | None = None, overall: str = "all examples"):
+                 within: list[int] | None = None, overall: str = "all examples",
+                 evaluation: Callable[[int], Evaluation | None] | None = None):
     """Paired comparison of two runs on the same split, overall and on every saved slice;
-    ``within``: on those examples only (named ``overall``), e.g. the part neither model saw."""
+    ``within``: on those examples only (named ``overall``), e.g. the part neither model saw.
+    ``evaluation(run_id)`` gives a run's per-example statistics (say the evaluation kept in the
+    workspace, :func:`cblue_core.derived.run_evaluation_kept`); by default each run is re-scored."""
     from .analysis.compare import compare
 
     a, b = ws.runs.get(run_a), ws.runs.get(run_b)
@@ -254,7 +257,10 @@ def compare_runs(ws: Workspace, run_a: int, run_b: int, *, n_boot: int = 1000, s
         raise WorkspaceError("both runs must exist")
     if a.dataset_id != b.dataset_id:
         raise WorkspaceError(f"runs {run_a} and {run_b} are on different splits")
-    ev_a, ev_b = run_evaluation(ws, run_a), run_evaluation(ws, run_b)
+    scored = evaluation or (lambda run_id: run_evaluation(ws, run_id))
+    ev_a, ev_b = scored(run_a), scored(run_b)
+    if ev_a is None or ev_b is None:
+        raise WorkspaceError("both runs must exist")
     if ev_a.stats is None or ev_b.stats is None:
         raise WorkspaceError(f"{a.task} runs have no per-example statistics to compare")
     slices = {}

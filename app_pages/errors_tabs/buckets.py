@@ -1,7 +1,7 @@
 """ExplainaBoard-style buckets (entity length, sentence length, density, nesting, training
 frequency and label consistency; triples per example, argument nesting and triples in the train
 split for relations; seen/unseen where the model declares its training records) with 95%
-intervals, one titled panel per feature."""
+intervals, one titled panel per feature (HTML bars: no Plotly on this tab)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -10,7 +10,7 @@ import streamlit as st
 from app_pages.common import db_path, md
 from app_pages.errors_tabs import derived
 from app_pages.errors_tabs.state import seen_filter
-from app_pages.keys import Errors as K
+from app_pages.html_view import show_html
 from cblue_core import seen_split
 from cblue_core.analysis.buckets import LABEL_SCORERS
 from cblue_core.tasks import get_task
@@ -31,7 +31,7 @@ def render(ws, run) -> None:
                  "The run's model declares no training records: no seen/unseen buckets.")
     st.caption(f"{md(metric[:1].upper() + metric[1:])} per bucket with 95% bootstrap intervals; n = the "
                f"bucket's gold items (buckets with none are left out). {md(train_note)} {md(seen_note)}")
-    st.plotly_chart(derived.bucket_chart(db_path(), run.run_id, metric, seen), key=K.BUCKETS)
+    show_html(derived.bucket_chart(db_path(), run.run_id, metric, seen))
     with st.expander("Bucket table"):
         frame = pd.DataFrame([{"feature": b.feature, "bucket": b.bucket, metric: b.f1, "low": b.low,
                                "high": b.high, "gold": b.support, "tp": b.tp, "fp": b.fp, "fn": b.fn,

@@ -1,5 +1,5 @@
-"""What the Errors page derives from a run: the run's per-example statistics, its buckets and
-its slice scores (its scores on corrected gold: :mod:`app_pages.rescoring`).
+"""What the Errors page derives from a run: the run's per-example statistics, its buckets, its
+confusion-matrix figure and its slice scores (its scores on corrected gold: :mod:`app_pages.rescoring`).
 
 Runs never change once stored: the buckets and the per-example statistics are computed once per
 run and kept in the workspace (:mod:`cblue_core.derived`), so a restarted server reads them
@@ -9,18 +9,18 @@ slice rows, error-change summaries.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
-from app_pages.charts import bucket_figure
+from app_pages.bucket_chart import bucket_html
 from app_pages.common import run_evaluation_cached, session_cursor, shared_workspace
+from app_pages.confusion_chart import ConfusionFigure, confusion_figure
 from cblue_core.analysis.buckets import BucketScore
 from cblue_core.analysis.slices import SliceScore, slice_scores
 from cblue_core.derived import run_buckets_kept
 from cblue_core.seen_split import part_indices
 from cblue_core.store.error_selection import Seen
 from cblue_core.store.slices import SliceError
+from cblue_core.tasks import get_task
 
 
 def compute_buckets(path: str, run_id: int, seen: Seen | None = None) -> list[BucketScore]:
@@ -39,9 +39,28 @@ def buckets(path: str, run_id: int, seen: Seen | None = None) -> tuple[list[Buck
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def bucket_chart(path: str, run_id: int, metric: str, seen: Seen | None = None) -> dict[str, Any]:
-    """The bucket figure as Plotly's dict: building it takes 0.1 s of Plotly's validation."""
-    return bucket_figure(buckets(path, run_id, seen)[0], metric=metric).to_dict()
+def bucket_chart(path: str, run_id: int, metric: str, seen: Seen | None = None) -> str:
+    """The bucket panels as HTML (:mod:`app_pages.bucket_chart`)."""
+    return bucket_html(buckets(path, run_id, seen)[0], metric=metric)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def confusion_chart(path: str, run_id: int, seen: Seen | None, normalize: str | None,
+                    top_k: int | None) -> ConfusionFigure | None:
+    """The run's confusion matrix, labels in the task's registry order (related labels together),
+    without an outline and as Plotly's dict (:meth:`ConfusionFigure.plain`): a click only
+    outlines its cell on it (:func:`app_pages.confusion_chart.outline`) instead of building the
+    44-label figure again. None when the run has no confusion pairs (or no longer exists)."""
+    ws = shared_workspace(path).cursor()
+    run = ws.runs.get(run_id)
+    cm = None if run is None else ws.runs.confusion(run_id, seen=seen)
+    if run is None or cm is None or cm.empty:
+        return None
+    task = get_task(run.task)
+    present = set(cm["gold_label"]) | set(cm["pred_label"])
+    registry_order = [code for code in task.label_codes if code in present]
+    return confusion_figure(cm, labels=registry_order, normalize=normalize, top_k=top_k,
+                            label_text=task.display_label).plain()
 
 
 def compute_slices(path: str, run_id: int, slices: tuple[tuple[str, str], ...],

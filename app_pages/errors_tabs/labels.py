@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app_pages.charts import bar_figure
 from app_pages.errors_tabs.state import shown_summary
-from app_pages.keys import Errors as K
+from app_pages.html_view import show_html
+from cblue_core.render.bars import Bar, BarPanel, bars_html
 from cblue_core.tasks import get_task
 
 MAX_BARS = 60      # CHIP-CDN scores thousands of terms: those get the table alone
@@ -38,9 +38,11 @@ def render(ws, run) -> None:
         return
     frame = per_label_frame(per_label, task.display_label)
     if len(frame) <= MAX_BARS and "f1" in frame:
-        f1 = dict(zip(frame["label"], frame["f1"].astype(float)))
-        st.plotly_chart(bar_figure(f1, title="F1 per label", x_title="label", y_title="F1 (0-1)",
-                                   horizontal=True, sort=True, number_format=".3f"), key=K.LABEL_CHART)
+        f1 = sorted(zip(frame["label"], frame["f1"].astype(float)), key=lambda kv: -kv[1])
+        # HTML bars, not Plotly: the first tab of the page then needs no Plotly bundle (0.4 s of a
+        # fresh page's main thread to evaluate, then the figure to draw)
+        show_html(bars_html([BarPanel("F1 per label", "F1 (0-1), largest first",
+                                      tuple(Bar(str(label), f, f"{f:.3f}") for label, f in f1))], scale=1.0))
     config = {c: st.column_config.NumberColumn(c, format="%.4f") for c in SCORES if c in frame}
     config["label"] = st.column_config.TextColumn("label", width="large")
     st.dataframe(frame, hide_index=True, width="stretch", column_config=config,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages.common import md, selected
-from app_pages.confusion_chart import NONE, confusion_figure, outline
+from app_pages.common import db_path, md, selected
+from app_pages.confusion_chart import NONE, outline
+from app_pages.errors_tabs import derived
 from app_pages.errors_tabs.state import FILTER_KEY, seen_filter, select_filter
 from app_pages.keys import Errors as K
 from app_pages.wide_chart import wide_plotly_chart
-from cblue_core.tasks import get_task
 
 ALL_LABELS = "all"
 TOP_K = (ALL_LABELS, 10, 20, 30)
@@ -36,7 +36,6 @@ def render(ws, run) -> None:
     if cm.empty:
         st.info("No confusion pairs for this run (no gold or predicted item).")
         return
-    task = get_task(run.task)
     n_labels = len((set(cm["gold_label"]) | set(cm["pred_label"])) - {NONE})
     c1, c2 = st.columns([1, 2])
     normalise = c1.toggle("Normalise each row (share of the gold label)", key=K.NORMALISE)
@@ -47,14 +46,14 @@ def render(ws, run) -> None:
                          format_func=lambda k: md(k) if k == ALL_LABELS else f"top {int(k):d}",
                          help="The most frequent labels, counting gold and predicted items.")
 
-    present = set(cm["gold_label"]) | set(cm["pred_label"])
-    registry_order = [code for code in task.label_codes if code in present]   # related labels together
-
-    # Built once, without an outline: the click that started this rerun is already in the widget's
-    # state, and the cell it picked (read from this figure) is outlined now rather than one click
-    # later, without building the matrix a second time.
-    cf = confusion_figure(cm, labels=registry_order, normalize="row" if normalise else None,
-                          top_k=None if top_k == ALL_LABELS else int(top_k), label_text=task.display_label)
+    # Built once per view and cached, without an outline: the click that started this rerun is
+    # already in the widget's state, and the cell it picked (read from this figure) is outlined
+    # now rather than one click later, without building the matrix again.
+    cf = derived.confusion_chart(db_path(), run.run_id, seen_filter(), "row" if normalise else None,
+                                 None if top_k == ALL_LABELS else int(top_k))
+    if cf is None:
+        st.info("No confusion pairs for this run (no gold or predicted item).")
+        return
     flt = st.session_state.get(FILTER_KEY) or {}
     points = selected(st.session_state.get(K.MATRIX), "points")
     pick = cf.pick(points[0]) if points else None

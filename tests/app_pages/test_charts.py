@@ -1,6 +1,6 @@
 """The shared chart builders (app_pages.charts), checked on the figure spec they produce: every
 label on the axes, sizes that grow with the labels, data escaped (the confusion matrix:
-test_confusion_chart.py)."""
+test_confusion_chart.py; the bucket panels: test_bucket_chart.py)."""
 from __future__ import annotations
 
 import json
@@ -8,10 +8,9 @@ import json
 import plotly.io as pio
 import pytest
 
-from app_pages.charts import bar_figure, bucket_figure, grid, group_buckets, histogram_figure
+from app_pages.charts import bar_figure, grid, histogram_figure
 from app_pages.common import plot_text
 from app_pages.confusion_chart import CellPick, confusion_figure
-from cblue_core.analysis.buckets import CONS_EDGES, LENGTH_EDGES, BucketScore
 from cblue_core.tasks import get_task
 from tests.app_pages.test_confusion_chart import counts_for
 
@@ -49,8 +48,6 @@ def test_a_hostile_label_is_only_ever_escaped():
     assert cf.pick({"customdata": [9, 9]}) == CellPick((HOSTILE,), (HOSTILE,))
     assert_escaped(confusion_figure(df, labels=codes, top_k=3).figure)       # merged, in the hover
     assert_escaped(bar_figure({HOSTILE: 3, "dis": 4}, title=HOSTILE, x_title=HOSTILE, y_title="n"))
-    buckets = [BucketScore(HOSTILE, HOSTILE, 0, 1, 1, 1, 1, 0.5, 0.4, 0.6)]
-    assert_escaped(bucket_figure(buckets))
     assert_escaped(histogram_figure([1, 2], title=HOSTILE, x_title="x"))
 
 
@@ -92,73 +89,7 @@ def test_bar_figure_is_vertical_for_a_few_short_labels():
     pio.to_json(fig)
 
 
-# ---------------------------------------------------------------- buckets
-
-def test_bucket_figure_has_axis_titles_error_bars_and_every_bucket():
-    buckets = [BucketScore("entity length", name, i, 10 + i, 2, 3, 40, 0.5 + 0.05 * i, 0.4 + 0.05 * i,
-                           0.62 + 0.05 * i) for i, (_, name) in enumerate(LENGTH_EDGES)][::-1]
-    fig = bucket_figure(buckets)
-    spec = fig.to_dict()
-    bar = spec["data"][0]
-    names = [name for _, name in LENGTH_EDGES]
-    assert bar["x"] == names                                          # in bucket order
-    err = bar["error_y"]
-    assert err["type"] == "data" and err["symmetric"] is False and err.get("visible", True)
-    assert err["array"] == pytest.approx([0.12] * 5) and err["arrayminus"] == pytest.approx([0.1] * 5)
-    ax = spec["layout"]["xaxis"]
-    assert ax["tickmode"] == "array" and ax["tickvals"] == names and len(ax["ticktext"]) == 5
-    assert ax["ticktext"][0] == "1<br>n=13"                           # label and its gold items
-    assert ax["title"]["text"] == "entity length (characters)"
-    assert spec["layout"]["yaxis"]["title"]["text"] == "F1"
-    acc = bucket_figure(buckets, metric="accuracy", feature="text length")
-    assert acc.layout.yaxis.title.text == "accuracy"
-    assert acc.layout.xaxis.title.text == "text length (characters)"
-    cons = [BucketScore("label consistency", n, i, 1, 0, 0, 1, 1.0, 1.0, 1.0)
-            for i, (_, n) in enumerate(CONS_EDGES)]
-    assert bucket_figure(cons).layout.xaxis.title.text.startswith("label consistency (")
-    pio.to_json(fig)
-
-
-def test_bucket_figure_puts_every_feature_in_a_panel_of_one_figure_two_a_row():
-    features = ["entity length", "sentence length", "entity density", "nesting depth", "training frequency"]
-    buckets = [BucketScore(f, f"b{i}", i, 5, 1, 1, 3, 0.5, 0.4, 0.6)
-               for f in features for i in range(3)]
-    fig = bucket_figure(buckets)
-    assert len(fig.data) == 5
-    spec = fig.to_dict()["layout"]
-    axes = [spec["xaxis" + ("" if i == 1 else str(i))] for i in range(1, 6)]
-    assert [a["title"]["text"] for a in axes] == [
-        "entity length (characters)", "sentence length (characters)", "entity density (entities per character)",
-        "nesting depth (levels)", "training frequency (occurrences in the train split)"]
-    assert all(spec["yaxis" + ("" if i == 1 else str(i))]["title"]["text"] == "F1" for i in range(1, 6))
-    # two a row, three rows: the first two panels side by side, the fifth alone below
-    x1, x2, x5 = (a["domain"] for a in (axes[0], axes[1], axes[4]))
-    assert x1[1] < x2[0] and x5 == x1
-    y1, y3 = spec["yaxis"]["domain"], spec["yaxis3"]["domain"]
-    assert y3[1] < y1[0]
-    assert spec["height"] > 3 * 300
-
-
-def test_every_bucket_panel_has_a_title():
-    features = ["entity length", "in the model's training records", "triples per example"]
-    buckets = [BucketScore(f, f"b{i}", i, 5, 1, 1, 3, 0.5, 0.4, 0.6) for f in features for i in range(2)]
-    fig = bucket_figure(buckets)
-    titles = [a.text for a in fig.layout.annotations]
-    assert titles == ["<b>Entity length</b>", "<b>In the model's training records</b>",
-                      "<b>Triples per example</b>"]
-    # each title sits above its own panel
-    spec = fig.to_dict()["layout"]
-    for a, axis in zip(fig.layout.annotations, ("xaxis", "xaxis2", "xaxis3")):
-        assert spec[axis]["domain"][0] <= a.x <= spec[axis]["domain"][1]
-    assert fig.layout.margin.t >= 24
-
-
-def test_group_buckets_keeps_features_and_bucket_order():
-    b = [BucketScore("f", "2", 2, 1, 0, 0, 1, 1, 1, 1), BucketScore("g", "x", 0, 1, 0, 0, 1, 1, 1, 1),
-         BucketScore("f", "1", 1, 1, 0, 0, 1, 1, 1, 1)]
-    groups = group_buckets(b)
-    assert list(groups) == ["f", "g"] and [x.bucket for x in groups["f"]] == ["1", "2"]
-
+# ---------------------------------------------------------------- histogram
 
 def test_histogram_has_axis_titles():
     fig = histogram_figure([1, 2, 3, 50], title="Text length", x_title="text length (characters)")

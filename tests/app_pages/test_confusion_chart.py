@@ -12,7 +12,7 @@ from plotly.colors import sample_colorscale, unlabel_rgb
 
 from app_pages.charts import contrast_ratio, text_color_on, text_px
 from app_pages.common import plot_text
-from app_pages.confusion_chart import ALL, NONE, CellPick, confusion_figure
+from app_pages.confusion_chart import ALL, NONE, CellPick, confusion_figure, outline
 from cblue_core.tasks import get_task
 
 CMEIE = get_task("CMeIE")
@@ -314,3 +314,18 @@ def test_labels_order_the_axes_and_empty_labels_still_show():
     empty = confusion_figure(pd.DataFrame(columns=["gold_label", "pred_label", "n"]), labels=["a"])
     assert empty.labels == ("a",) and trace(empty.figure, "cells")["x"] == []
     pio.to_json(empty.figure)
+
+
+def test_a_plain_figure_is_outlined_on_a_copy():
+    """What the page caches is Plotly's dict of the matrix: outlining a click on it must leave the
+    cached figure as it was (the next click outlines another cell, not two)."""
+    codes = list(CMEEE.label_codes)
+    built = confusion_figure(counts_for(codes, off=1.0), labels=codes)
+    plain = built.plain()
+    before = [t["name"] for t in plain.figure["data"]]
+    picked = outline(plain, ("sym", "dis"))
+    assert [t["name"] for t in plain.figure["data"]] == before and plain.selected is None
+    on_figure = outline(built, ("sym", "dis"))
+    assert picked.selected == on_figure.selected == (codes.index("sym"), codes.index("dis"))
+    assert [t["name"] for t in picked.figure["data"]] == [*before, "selected"]
+    assert picked.figure["data"][-1] == trace(on_figure.figure, "selected")

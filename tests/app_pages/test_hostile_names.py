@@ -113,6 +113,11 @@ def test_errors_page_shows_names_inert(open_page, hostile_db):
         assert "<a href" not in spec and "<img" not in spec, key
     matrix = next(spec for spec in specs.values() if '"customdata"' in spec and "predicted" in spec)
     assert "&lt;a href=http://attacker.invalid&gt;x&lt;/a&gt;" in matrix
+    # the HTML bars (F1 per label) carry the label escaped too
+    at = open_page("pages/errors.py", {"run": str(hostile_db["evil"]), "tab": "labels"})
+    bars = [e.proto.body for e in at.get("html") if "cbr-bars" in e.proto.body]
+    assert bars and not any("<a href" in b or "<img" in b for b in bars)
+    assert any("&lt;a href=http://attacker.invalid&gt;x&lt;/a&gt;" in b for b in bars)
 
 
 def test_clicking_an_escaped_label_lists_its_rows(open_page, hostile_db):
