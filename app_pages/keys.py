@@ -128,8 +128,6 @@ class Errors:
     SLICE_PREDICATE = "err_slice_pred"
     SLICE_SAVE = "err_slice_save"
     GOLD_VERSION = "err_gold_version"
-    BUCKETS = "err_buckets"
-    LABEL_CHART = "err_label_chart"
 
 
 class Compare:
