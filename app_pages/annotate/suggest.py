@@ -211,8 +211,12 @@ def show_label(ctx: Context, d: S.Draft, doc: str, sugg: Suggestions) -> None:
     if s is None or s.item == d["ann"].label or s.identity in rejected(doc):
         return
     c1, c2 = st.columns([5, 2])
-    c1.markdown(f"**Suggested label:** {md(ctx.task.display_label(str(s.item)))} · probability {md(_score(s))} "
-                f"(from {md(str(sugg.source))})")
+    if s.score is None:
+        c1.markdown(f"**Suggested label:** {md(ctx.task.display_label(str(s.item)))} · no confidence "
+                    f"(from {md(str(sugg.source))})")
+    else:
+        c1.markdown(f"**Suggested label:** {md(ctx.task.display_label(str(s.item)))} · probability "
+                    f"{s.score:.2f} (from {md(str(sugg.source))})")
     c2.button("Use suggestion", key=K.SUGGEST_USE_LABEL, on_click=_use_label, args=(doc,),
               disabled=ctx.read_only)
 
