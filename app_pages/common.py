@@ -115,8 +115,10 @@ def _typed_db_path(typed: str) -> str:
     return str(path)
 
 
-def workspace() -> Workspace:
+def workspace(*, report: bool = True) -> Workspace:
     """This script run's cursor on the workspace; stops the page with a message when it cannot open.
+    ``report=False``: a file typed in the sidebar that cannot be opened is not reported (a
+    lookup before the page, such as the navigation's, would report it a second time).
 
     A cursor per thread rather than per session: Streamlit's fast reruns start the new run on a
     new thread while the interrupted one is still stopping, and a DuckDB cursor refuses a second
@@ -126,7 +128,7 @@ def workspace() -> Workspace:
         path = _typed_db_path(typed)
         base = shared_workspace(path)
     except (WorkspaceLocked, WorkspaceError) as exc:
-        path, base = _server_workspace(typed, exc)
+        path, base = _server_workspace(typed, exc, report)
     st.session_state[Sidebar.DB_IN_USE] = (typed, path)
     held = getattr(_threads, "cursors", None)
     if held is None:
@@ -138,16 +140,17 @@ def workspace() -> Workspace:
     return mine[1].acting_as(acting_user())
 
 
-def _server_workspace(typed: str, problem: Exception) -> tuple[str, Workspace]:
+def _server_workspace(typed: str, problem: Exception, report: bool = True) -> tuple[str, Workspace]:
     """The server's own workspace when the file typed in the sidebar cannot be opened: the page
     stays usable and the sidebar says why the typed file was not opened (a file the command line
     holds is locked for as long as that command runs). Stops the page only when the server's own
     workspace cannot be opened either."""
     default = str(default_db_path())
     if typed and typed != default:
-        st.sidebar.error(f"Not opened: {md(typed)}. {md(problem)} Showing the server's workspace instead; "
-                         f"to start the app on another file: `CBLUE_STUDIO_DB=path/to/file.duckdb "
-                         f"streamlit run app.py`.")
+        if report:
+            st.sidebar.error(f"Not opened: {md(typed)}. {md(problem)} Showing the server's workspace instead; "
+                             f"to start the app on another file: `CBLUE_STUDIO_DB=path/to/file.duckdb "
+                             f"streamlit run app.py`.")
         try:
             return default, shared_workspace(default)
         except (WorkspaceLocked, WorkspaceError) as exc:

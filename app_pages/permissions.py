@@ -7,14 +7,14 @@ from app_pages.common import read_only, workspace
 from cblue_core.auth.roles import Role, allows, required
 
 
-def role() -> Role | None:
-    """The acting user's role now (None: nobody is signed in)."""
-    return workspace().role()
+def role(*, report: bool = True) -> Role | None:
+    """The acting user's role now (None: nobody is signed in); ``report``: as :func:`workspace`."""
+    return workspace(report=report).role()
 
 
 def role_allows(action: str) -> bool:
     """Whether the role allows ``action`` (read-only mode aside: a page to read stays listed)."""
-    now = role()
+    now = role(report=False)
     return now is not None and allows(now, action)
 
 

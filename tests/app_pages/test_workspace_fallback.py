@@ -3,7 +3,8 @@ by a command that is still running) leaves the page working on the server's own 
 the reason and the way to start the app on that file in the sidebar."""
 from __future__ import annotations
 
-import multiprocessing
+import subprocess
+import sys
 
 from streamlit.testing.v1 import AppTest
 
@@ -37,25 +38,25 @@ def test_a_file_held_by_another_process_keeps_the_page(tmp_path, monkeypatch):
     at = _open(tmp_path / "ws" / "workspace.duckdb", monkeypatch)
     held = tmp_path / "ws" / "cli.duckdb"
     connect(held).close()
-    # another process holds it, as a running `ingest --db` does
-    ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_hold, args=(str(held), queue))
-    proc.start()
+    # Another process holds it, as a running `ingest --db` does. A plain interpreter, not
+    # multiprocessing: a spawned child re-imports the parent's __main__, which an AppTest run
+    # makes the app's script (the child then opened the page's workspace and died on its lock).
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(held)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
     try:
-        assert queue.get(timeout=60) == "held"
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
         at.text_input(key="db_path").input(str(held)).run()
         assert not at.exception
         assert [t.value for t in at.title] == ["Datasets"]
         assert any("open in another process" in e for e in _plain(at))
     finally:
-        queue.put("stop")
-        proc.join(30)
+        proc.communicate("", timeout=30)
 
 
-def _hold(path: str, queue) -> None:
-    import duckdb
-    con = duckdb.connect(path)
-    queue.put("held")
-    queue.get(timeout=120)
-    con.close()
+HOLD = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1])
+print("held", flush=True)
+sys.stdin.read()
+con.close()
+"""
