@@ -26,6 +26,7 @@ from ..io.errors import short_error
 from .access import Access
 from .annotations import AnnotationStore
 from .audit import AuditStore
+from .blind_pass import BlindPassStore
 from .database import Database
 from .datasets import DatasetStore
 from .derived import DerivedStore
@@ -115,6 +116,7 @@ class Workspace:
         self.derived = DerivedStore(db)
         self.slices = SliceStore(db, self.datasets, access)
         self.annotations = AnnotationStore(db, self.datasets, self.resources, access)
+        self.blind = BlindPassStore(db, self.annotations, access)
         self.responses = ResponseStore(db, access)
         self.users = UserStore(db, access)
         self.audit = AuditStore(db)
