@@ -12,8 +12,9 @@ Agreement tab through ``AnnotationStore.by_author``, where a curator adjudicates
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..annotation.model import Annotation, AnnotationEvent
 from ..annotation.provenance import Provenance
@@ -64,7 +65,7 @@ class EditLayer:
         return self._store.annotations.revert(event_id, reason=reason)
 
 
-def _dataset(a: dict) -> str:
+def _dataset(a: Mapping[str, Any]) -> str:
     return f"dataset {a.get('dataset_id')}"
 
 
