@@ -90,7 +90,7 @@ def _blind_switch(ctx: Context) -> None:
     may = allowed("gold.blind_mode")
     s2.button("Turn blind double annotation " + ("on" if setting is None else "off"), key=K.BLIND_SWITCH,
               on_click=on_blind_mode, args=(ctx.dataset_id, setting is None), disabled=not may,
-              help=why_not("gold.blind_mode", "Annotators below the curator role then edit their own copy"))
+              help=md(why_not("gold.blind_mode", "Annotators below the curator role then edit their own copy")))
     note = why_not("gold.blind_mode")    # empty in read-only mode, which says so itself
     if not may and note:
         s1.caption(f"Only a curator or an admin turns it on or off: {md(note)}")

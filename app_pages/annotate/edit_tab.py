@@ -94,7 +94,7 @@ def _example(ctx: Context, ex: Example, idx: int) -> None:
             st.caption("The server keeps no more unsaved drafts for now (its draft store is full): "
                        "this edit is not kept across a page reload, so save it.")
     if rev != d["base"] and conflict is None:
-        st.warning(f"Saved meanwhile {_BY_OTHERS[layer.own]} (revision {rev:d}, you started from {d['base']:d}): "
+        st.warning(f"Saved meanwhile {md(_BY_OTHERS[layer.own])} (revision {rev:d}, you started from {d['base']:d}): "
                    "saving will ask which version to keep.")
     elsewhere = S.dirty_elsewhere(did, idx)
     if elsewhere:
@@ -144,7 +144,7 @@ def _conflict(ctx: Context, ex: Example, exc: EditConflict, idx: int, *, own: bo
     """Both versions side by side, and the choice: keep mine (save again on their revision) or
     keep theirs (reload)."""
     did, task = ctx.dataset_id, ctx.task
-    st.error(f"Edit conflict on example {idx:d}: it was saved {_BY_OTHERS[own]} while you edited it "
+    st.error(f"Edit conflict on example {idx:d}: it was saved {md(_BY_OTHERS[own])} while you edited it "
              f"(now revision {exc.current_revision:d}). Which version do you keep?")
     m1, m2 = st.columns(2)
     with m1:
