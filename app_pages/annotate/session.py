@@ -26,7 +26,7 @@ from cblue_core.annotation.changes import gold_at_revision, settled
 from cblue_core.annotation.drafts import DraftStore, valid_browser_id
 from cblue_core.annotation.model import Annotation, EditConflict
 from cblue_core.annotation.provenance import Suggestion
-from cblue_core.store.blind_pass import EditLayer
+from cblue_core.store.own_copies import EditLayer
 from cblue_core.store.workspace import Workspace
 
 Draft = dict[str, Any]
@@ -132,7 +132,7 @@ def keep_edit_widgets() -> None:
 def editing(ws: Workspace, dataset_id: int) -> EditLayer:
     """What the user edits on the dataset: their own copy in a blind pass, else the gold. Every
     read and write of the Edit tab goes through it."""
-    return ws.blind.editing(dataset_id)
+    return ws.own.editing(dataset_id)
 
 
 def load_draft(ws: Workspace, dataset_id: int, idx: int, *, force: bool = False) -> Draft:

@@ -37,6 +37,7 @@ from ..auth.roles import Role
 from ..records import Example
 from ..tasks import TaskSpec
 from .access import Access, writes
+from .blind_pass import BlindPassStore
 from .database import Database
 from .datasets import DatasetStore
 from .resources import ResourceStore
@@ -108,7 +109,7 @@ MakeAfter = Callable[[TaskSpec, Example, Annotation], Annotation]
 class Layer:
     """Which edits of an example make its annotation: the shared gold (every author's events in
     ``annotation_events``), or one annotator's own copy in a blind pass (their events in
-    ``own_events``, store/blind_pass.py). Both tables have the same columns."""
+    ``own_events``, store/own_copies.py). Both tables have the same columns."""
 
     table: str = "annotation_events"
     author: str | None = None      # None: the gold
@@ -153,11 +154,12 @@ class AnnotationStore:
              "edited_indices", "gold_examples", "gold", "diff_versions")
 
     def __init__(self, db: Database, datasets: DatasetStore, resources: ResourceStore,
-                 access: Access | None = None) -> None:
+                 access: Access | None = None, blind: BlindPassStore | None = None) -> None:
         self.db = db
         self.datasets = datasets
         self.resources = resources
         self.access = access or Access()
+        self.blind = blind or BlindPassStore(db, datasets, self.access)
 
     def _author(self, named: str | None) -> str:
         """Whom an event is recorded for: the acting user. Only a process holding the file itself
@@ -208,7 +210,7 @@ class AnnotationStore:
     def _refuse_gold_in_blind_pass(self, dataset_id: int) -> None:
         """In a blind pass (store/blind_pass.py) the gold is the curators': below that role a
         save goes to the user's own copy, so that the others' work stays out of their sight."""
-        if self.db.one("SELECT 1 FROM blind_datasets WHERE dataset_id=?", [dataset_id]) is None:
+        if self.blind.setting(dataset_id) is None:
             return
         role = self.access.role(self.db)
         if role is None or role < Role.CURATOR:

@@ -8,7 +8,7 @@
 # 7: response_cache (answers of LLM endpoints, store/responses.py);
 # 8: annotation_events.provenance (the suggestions an edit accepted, store/annotations.py);
 # 9: workspace_users and audit_events (roles and the audit trail), runs.created_by, slices.created_by;
-# 10: blind_datasets and own_events (blind double annotation, store/blind_pass.py).
+# 10: blind_datasets and own_events (blind double annotation, store/blind_pass.py, store/own_copies.py).
 SCHEMA_VERSION = 10
 
 # What pages derive from a whole run (bucket scores, per-example statistics...), computed once
@@ -242,7 +242,7 @@ CREATE TABLE IF NOT EXISTS default_datasets (
     PRIMARY KEY (task, split)
 );
 """
-# Blind double annotation (store/blind_pass.py), apart for the migration to version 10. A dataset
+# Blind double annotation (store/blind_pass.py, store/own_copies.py), apart for the migration to version 10. A dataset
 # listed in blind_datasets is in a blind pass: below the curator role, each user saves into their own
 # copy (own_events: the columns of annotation_events, revisions counted per author) and the gold
 # changes only by a curator (adjudication). Append-only like annotation_events.

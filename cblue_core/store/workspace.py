@@ -32,6 +32,7 @@ from .datasets import DatasetStore
 from .derived import DerivedStore
 from .errors import WorkspaceError, WorkspaceLocked
 from .lockdown import locked_config
+from .own_copies import OwnCopyStore
 from .resources import ResourceStore
 from .responses import ResponseStore
 from .runs import RunStore
@@ -115,8 +116,9 @@ class Workspace:
         self.runs = RunStore(db, access)
         self.derived = DerivedStore(db)
         self.slices = SliceStore(db, self.datasets, access)
-        self.annotations = AnnotationStore(db, self.datasets, self.resources, access)
-        self.blind = BlindPassStore(db, self.annotations, access)
+        self.blind = BlindPassStore(db, self.datasets, access)
+        self.annotations = AnnotationStore(db, self.datasets, self.resources, access, self.blind)
+        self.own = OwnCopyStore(db, self.annotations, self.blind, access)
         self.responses = ResponseStore(db, access)
         self.users = UserStore(db, access)
         self.audit = AuditStore(db)

@@ -200,7 +200,7 @@ def test_version_9_workspace_gains_blind_double_annotation(tmp_path, cmeee_file)
     assert ws.blind.setting(did) is None and ws.annotations.current(did, 0)[1] == 1
     ws.users.set_role("ann", Role.ANNOTATOR)
     ws.blind.set_blind(did, True)
-    own = ws.acting_as(User("ann", "oidc")).blind.editing(did)
+    own = ws.acting_as(User("ann", "oidc")).own.editing(did)
     own.save(0, Annotation(gold.spans[:1]), reason="", base_revision=0)
     assert own.current(0) == (Annotation(gold.spans[:1]), 1) and ws.annotations.current(did, 0)[1] == 1
     ws.close()
