@@ -204,6 +204,7 @@ class Annotate:
     ADJ_SEEN = "ann_adj_seen"          # (example, revision) the adjudicator is shown
     ADJ_RELOAD = "ann_adj_reload"
     ADJ_SAVE = "ann_adj_save"
+    BLIND_SWITCH = "ann_blind_switch"  # a curator starts or ends the split's blind pass
 
     # Re-score
     RESCORE_RUN = "ann_rs_run"

@@ -64,10 +64,11 @@ def do_save(dataset_id: int, idx: int, *, ann: Annotation | None = None, base: i
     d = S.drafts().get(doc) or S.load_draft(ws, dataset_id, idx)
     S.settle(d)
     mine = d["ann"] if ann is None else ann
+    layer = S.editing(ws, dataset_id)
     try:
-        ev = ws.annotations.save(dataset_id, idx, mine, reason=reason(),
-                                 base_revision=d["base"] if base is None else base,
-                                 provenance=suggest.provenance(d, mine))
+        ev = layer.save(idx, mine, reason=reason(),
+                                            base_revision=d["base"] if base is None else base,
+                                            provenance=suggest.provenance(d, mine))
     except EditConflict as exc:
         S.conflicts()[doc] = exc
         S.flash("error", f"Not saved: {exc}")
@@ -81,7 +82,8 @@ def do_save(dataset_id: int, idx: int, *, ann: Annotation | None = None, base: i
     S.forget_draft(dataset_id, idx)
     S.load_draft(ws, dataset_id, idx, force=True)
     st.session_state[K.REASON] = ""
-    S.flash("success", f"Saved example {idx} as event #{ev.event_id} (revision {ev.revision}) by {ev.author}.")
+    S.flash("success", f"Saved example {idx}{' in your own copy' if layer.own else ''} as event #{ev.event_id} "
+                       f"(revision {ev.revision}) by {ev.author}.")
     S.editor_notice(doc, f"已保存 / saved: event #{ev.event_id}, revision {ev.revision}")
     return True
 
@@ -123,7 +125,7 @@ def on_revert(event_id: int, dataset_id: int, idx: int) -> None:
     if not writable(f"Event #{event_id} not reverted"):
         return
     try:
-        ev = S.page_ws().annotations.revert(event_id, reason=reason() or f"revert event {event_id}")
+        ev = S.editing(S.page_ws(), dataset_id).revert(event_id, reason=reason() or f"revert event {event_id}")
     except EditConflict as exc:
         S.flash("error", f"Event #{event_id} not reverted: {exc} Later edits must be reverted first.")
         return
@@ -136,10 +138,23 @@ def on_revert(event_id: int, dataset_id: int, idx: int) -> None:
     S.flash("success", f"Reverted event #{event_id}: new event #{ev.event_id} (revision {ev.revision}).")
 
 
+def on_blind_mode(dataset_id: int, on: bool) -> None:
+    """A curator starts (``on``) or ends the split's blind pass."""
+    if not writable("Blind double annotation not changed"):
+        return
+    try:
+        S.page_ws().blind.set_blind(dataset_id, on)
+    except Exception as exc:  # noqa: BLE001 - PermissionDenied / ValueError: refused; the others logged
+        S.flash("error", f"Blind double annotation not changed: {failure('Setting blind double annotation', exc)}")
+        return
+    S.flash("success", "Blind double annotation is on: below the curator role, each annotator now edits "
+                       "their own copy." if on else "Blind double annotation is off: everyone edits the gold.")
+
+
 def on_undo_mine(dataset_id: int, idx: int) -> None:
     if not writable("Nothing undone"):
         return
-    mine = S.page_ws().annotations.events(dataset_id, idx, author=user_name())
+    mine = S.editing(S.page_ws(), dataset_id).events(idx, author=user_name())
     if not mine:
         S.flash("info", f"{user_name()} has no saved edit on example {idx}.")
         return

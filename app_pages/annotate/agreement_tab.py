@@ -12,12 +12,12 @@ from collections.abc import Mapping
 import pandas as pd
 import streamlit as st
 
-from app_pages.annotate.actions import failure
+from app_pages.annotate.actions import failure, on_blind_mode
 from app_pages.annotate.context import Context, show_annotation
 from app_pages.annotate.session import doc_key
 from app_pages.common import md, user_name
 from app_pages.keys import Annotate as K
-from app_pages.permissions import allowed, role
+from app_pages.permissions import allowed, role, why_not
 from cblue_core.annotation.agreement import (
     AnnotatorComparison,
     adjudicate,
@@ -31,6 +31,7 @@ from cblue_core.auth.roles import Role
 
 def render(ctx: Context) -> None:
     did = ctx.dataset_id
+    _blind_switch(ctx)
     authors = ctx.ws.annotations.authors(did)
     if len(authors) < 2:
         st.info("Agreement compares the saved edits of two annotators on this split; so far: "
@@ -73,6 +74,26 @@ def render(ctx: Context) -> None:
         st.caption(f"{len(comparison.differ):d} examples differ; a curator adjudicates them.")
         return
     _adjudicate(ctx, comparison, (a_name, ma), (b_name, mb))
+
+
+def _blind_switch(ctx: Context) -> None:
+    """Whether the split is in a blind pass (each annotator on their own copy), and the
+    curator's control to start or end it."""
+    setting = ctx.ws.blind.setting(ctx.dataset_id)
+    s1, s2 = st.columns([3, 1])
+    if setting is None:
+        s1.caption("Blind double annotation is off: everyone edits the shared gold.")
+    else:
+        s1.caption(f"Blind double annotation is on (set by {md(setting.set_by)}, {md(setting.set_at)} UTC): "
+                   "below the curator role each annotator edits their own copy, compared here; a curator "
+                   "adjudicates into the gold.")
+    may = allowed("gold.blind_mode")
+    s2.button("Turn blind double annotation " + ("on" if setting is None else "off"), key=K.BLIND_SWITCH,
+              on_click=on_blind_mode, args=(ctx.dataset_id, setting is None), disabled=not may,
+              help=md(why_not("gold.blind_mode", "Annotators below the curator role then edit their own copy")))
+    note = why_not("gold.blind_mode")    # empty in read-only mode, which says so itself
+    if not may and note:
+        s1.caption(f"Only a curator or an admin turns it on or off: {md(note)}")
 
 
 def _figures(ctx: Context, c: AnnotatorComparison, a_name: str, b_name: str) -> None:

@@ -1,5 +1,6 @@
 """The Edit tab: one example's gold in its editor, the edit's state (unsaved, restored after a
 reload, saved meanwhile by someone else, in conflict), Save / Discard / Undo, and its history.
+In a blind pass, below the curator role, all of it is the user's own copy (session.editing).
 
 One Previous/Next set and one Save: for spans and CMeIE triples they are the span editor's own
 (with its shortcuts); for labels and terms, which have no span editor, the page's."""
@@ -19,6 +20,9 @@ from cblue_core.annotation.changes import change_summary
 from cblue_core.annotation.drafts import DraftOutcome
 from cblue_core.annotation.model import EditConflict
 from cblue_core.records import Example
+
+# who else saves the layer edited: anyone in the gold; only the user, in another tab, in their own copy
+_BY_OTHERS = {False: "by someone else", True: "in another tab of yours"}
 
 
 def render(ctx: Context) -> None:
@@ -51,16 +55,21 @@ def _navigation(ctx: Context) -> int:
 def _example(ctx: Context, ex: Example, idx: int) -> None:
     did, task = ctx.dataset_id, ctx.task
     doc = S.doc_key(did, idx)
+    layer = S.editing(ctx.ws, did)
     d = S.load_draft(ctx.ws, did, idx)
     S.restore_draft(ctx.ws, did, idx, d)
     _head, rev = d["head"]
     conflict = S.conflicts().get(doc)
     with st.container():                # always there: a message never moves the editor's frame
+        if layer.own:
+            st.info("Blind pass: you edit your own copy, which starts from the example as ingested. The "
+                    "others' work shows on the Agreement tab once you saved this example; a curator "
+                    "merges into the gold.", icon=":material/visibility_off:")
         if d.get("restored") and S.is_dirty(d) and conflict is None:
             st.info(f"Restored your unsaved changes from {md(d['restored'])} (kept for this browser when "
                     "the page was closed or reloaded); Save or Discard them.", icon=":material/history:")
         if conflict is not None:
-            _conflict(ctx, ex, conflict, idx)
+            _conflict(ctx, ex, conflict, idx, own=layer.own)
 
     st.markdown(f"**Example {idx:d}** of {ctx.info.records:d} · revision {rev:d}"
                 + (f" · key {md(ex.key)}" if ex.key and ex.key != ex.text else ""))
@@ -85,7 +94,7 @@ def _example(ctx: Context, ex: Example, idx: int) -> None:
             st.caption("The server keeps no more unsaved drafts for now (its draft store is full): "
                        "this edit is not kept across a page reload, so save it.")
     if rev != d["base"] and conflict is None:
-        st.warning(f"Saved meanwhile by someone else (revision {rev:d}, you started from {d['base']:d}): "
+        st.warning(f"Saved meanwhile {md(_BY_OTHERS[layer.own])} (revision {rev:d}, you started from {d['base']:d}): "
                    "saving will ask which version to keep.")
     elsewhere = S.dirty_elsewhere(did, idx)
     if elsewhere:
@@ -93,9 +102,9 @@ def _example(ctx: Context, ex: Example, idx: int) -> None:
                    + ", ".join(f"{i:d}" for i in elsewhere[:20]) + ": go back to save them.")
     st.text_input("Reason for the edit (kept with it)", key=K.REASON,
                   placeholder="e.g. boundary: include 无力; wrong type", disabled=ctx.read_only)
-    events = ctx.ws.annotations.events(did, idx)
+    events = layer.events(idx)
     _buttons(ctx, idx, dirty, mine=any(e.author == user_name() for e in events))
-    _history(ctx, idx, events, dirty)
+    _history(ctx, idx, events, dirty, own=layer.own)
 
 
 def _buttons(ctx: Context, idx: int, dirty: bool, *, mine: bool) -> None:
@@ -112,10 +121,11 @@ def _buttons(ctx: Context, idx: int, dirty: bool, *, mine: bool) -> None:
               help="Reverts your latest event on this example (a new event)")
 
 
-def _history(ctx: Context, idx: int, events: list, dirty: bool) -> None:
-    st.subheader("History of this example")
+def _history(ctx: Context, idx: int, events: list, dirty: bool, *, own: bool) -> None:
+    st.subheader("Your history of this example (own copy)" if own else "History of this example")
     if not events:
-        st.caption("No edits yet: the gold is as ingested (revision 0).")
+        st.caption("No edits of yours yet: your copy is as ingested (revision 0)." if own
+                   else "No edits yet: the gold is as ingested (revision 0).")
         return
     st.dataframe(events_frame(events[::-1], ctx.task), hide_index=True, width="stretch")
     st.caption("Revert restores the gold an event replaced, as a new event; an event whose result was "
@@ -130,11 +140,11 @@ def _history(ctx: Context, idx: int, events: list, dirty: bool) -> None:
                   help="Save or discard your unsaved changes first" if dirty else None)
 
 
-def _conflict(ctx: Context, ex: Example, exc: EditConflict, idx: int) -> None:
+def _conflict(ctx: Context, ex: Example, exc: EditConflict, idx: int, *, own: bool) -> None:
     """Both versions side by side, and the choice: keep mine (save again on their revision) or
     keep theirs (reload)."""
     did, task = ctx.dataset_id, ctx.task
-    st.error(f"Edit conflict on example {idx:d}: it was saved by someone else while you edited it "
+    st.error(f"Edit conflict on example {idx:d}: it was saved {md(_BY_OTHERS[own])} while you edited it "
              f"(now revision {exc.current_revision:d}). Which version do you keep?")
     m1, m2 = st.columns(2)
     with m1:

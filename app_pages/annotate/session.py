@@ -5,7 +5,8 @@ across a page reload.
 A draft is a dict: ``ann`` (being edited), ``loaded`` (the gold at ``base``, the revision the
 edit started from), ``head`` (the example's current gold and revision), ``gen`` (changes when
 the draft is reset, so that per-example widgets start again). A draft without changes follows
-the store.
+the store. "The gold" here is the layer the user edits (:func:`editing`): the shared gold, or
+their own copy in a blind pass.
 
 Unsaved edits survive a reload: the span editor reports an id of the browser (kept in its
 localStorage), and the latest unsaved draft per (browser, workspace, dataset, example) is kept in
@@ -25,6 +26,7 @@ from cblue_core.annotation.changes import gold_at_revision, settled
 from cblue_core.annotation.drafts import DraftStore, valid_browser_id
 from cblue_core.annotation.model import Annotation, EditConflict
 from cblue_core.annotation.provenance import Suggestion
+from cblue_core.store.own_copies import EditLayer
 from cblue_core.store.workspace import Workspace
 
 Draft = dict[str, Any]
@@ -127,11 +129,17 @@ def keep_edit_widgets() -> None:
 
 # ---------------------------------------------------------------------- the draft of an example
 
+def editing(ws: Workspace, dataset_id: int) -> EditLayer:
+    """What the user edits on the dataset: their own copy in a blind pass, else the gold. Every
+    read and write of the Edit tab goes through it."""
+    return ws.own.editing(dataset_id)
+
+
 def load_draft(ws: Workspace, dataset_id: int, idx: int, *, force: bool = False) -> Draft:
     """This session's draft of one example (made from the store when new, forced or clean and
     behind the store)."""
     doc = doc_key(dataset_id, idx)
-    current, rev = ws.annotations.current(dataset_id, idx)
+    current, rev = editing(ws, dataset_id).current(idx)
     d = drafts().get(doc)
     clean = d is not None and d["ann"] == d["loaded"]
     if d is None or force or (clean and (d["base"] != rev or d["loaded"] != current)):
@@ -235,7 +243,7 @@ def restore_draft(ws: Workspace, dataset_id: int, idx: int, d: Draft) -> None:
     head, head_rev = d["head"]
     loaded = None
     if ann is not None:
-        events = [] if saved.base_revision == head_rev else ws.annotations.events(dataset_id, idx)
+        events = [] if saved.base_revision == head_rev else editing(ws, dataset_id).events(idx)
         loaded = gold_at_revision(head, head_rev, events, saved.base_revision)
     if ann is None or loaded is None or ann == loaded:   # unreadable, from another history, or no change
         store.clear(browser, db_path(), dataset_id, idx)

@@ -67,6 +67,10 @@ ACTIONS: Final[dict[str, Role | System]] = {
     "gold.revert": Role.ANNOTATOR,
     "gold.adjudicate": Role.CURATOR,
     "gold.version": Role.CURATOR,
+    "gold.blind_mode": Role.CURATOR,
+    # an annotator's own copy in a blind pass (store/blind_pass.py)
+    "own.save": Role.ANNOTATOR,
+    "own.revert": Role.ANNOTATOR,
     # settled at first need when any visitor opens a run's errors (cblue_core.seen_split)
     "run.training_set": SYSTEM,
     "derived.put": SYSTEM,

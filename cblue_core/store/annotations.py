@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -32,9 +33,11 @@ from ..annotation.model import (
 )
 from ..annotation.provenance import Provenance, provenance_from_json, provenance_json
 from ..annotation.validation import validate_annotation
+from ..auth.roles import Role
 from ..records import Example
 from ..tasks import TaskSpec
 from .access import Access, writes
+from .blind_pass import BlindPassStore
 from .database import Database
 from .datasets import DatasetStore
 from .resources import ResourceStore
@@ -92,11 +95,38 @@ _EVENT_COLUMNS = ("event_id, dataset_id, idx, author, strftime(created_at, '%Y-%
 _VERSION_COLUMNS = ("v.version_id, v.dataset_id, v.name, v.author, strftime(v.created_at, '%Y-%m-%d %H:%M:%S'),"
                     " v.last_event_id, (SELECT count(*) FROM gold_version_heads h"
                     " WHERE h.version_id = v.version_id)")
+# Every author's saves, gold and own copies (``own`` = 1), for comparing annotators.
+_ALL_LAYERS = ("SELECT dataset_id, idx, author, after, created_at, event_id, 0 AS own FROM annotation_events"
+               " UNION ALL SELECT dataset_id, idx, author, after, created_at, event_id, 1 FROM own_events")
 _LATEST_HEADS = ("SELECT idx, event_id, after FROM annotation_events WHERE dataset_id = ?"
                  " QUALIFY row_number() OVER (PARTITION BY idx ORDER BY revision DESC) = 1")
 
 # How a save turns (task, ingested example, current gold) into the gold to store.
 MakeAfter = Callable[[TaskSpec, Example, Annotation], Annotation]
+
+
+@dataclass(frozen=True)
+class Layer:
+    """Which edits of an example make its annotation: the shared gold (every author's events in
+    ``annotation_events``), or one annotator's own copy in a blind pass (their events in
+    ``own_events``, store/own_copies.py). Both tables have the same columns."""
+
+    table: str = "annotation_events"
+    author: str | None = None      # None: the gold
+
+    @property
+    def scope(self) -> str:
+        return "" if self.author is None else " AND author=?"
+
+    def params(self, *head: Any) -> list[Any]:
+        return [*head, *(() if self.author is None else (self.author,))]
+
+
+GOLD = Layer()
+
+
+def own_layer(author: str) -> Layer:
+    return Layer("own_events", author)
 
 
 def _dumps(value: Any) -> str:
@@ -124,11 +154,12 @@ class AnnotationStore:
              "edited_indices", "gold_examples", "gold", "diff_versions")
 
     def __init__(self, db: Database, datasets: DatasetStore, resources: ResourceStore,
-                 access: Access | None = None) -> None:
+                 access: Access | None = None, blind: BlindPassStore | None = None) -> None:
         self.db = db
         self.datasets = datasets
         self.resources = resources
         self.access = access or Access()
+        self.blind = blind or BlindPassStore(db, datasets, self.access)
 
     def _author(self, named: str | None) -> str:
         """Whom an event is recorded for: the acting user. Only a process holding the file itself
@@ -153,25 +184,38 @@ class AnnotationStore:
             raise ValueError(f"no example {idx} in dataset {dataset_id}")
         return ex
 
-    def _head(self, dataset_id: int, idx: int) -> tuple[Annotation | None, int]:
+    def _head(self, dataset_id: int, idx: int, layer: Layer = GOLD) -> tuple[Annotation | None, int]:
         row = self.db.execute(
-            "SELECT after, revision FROM annotation_events WHERE dataset_id=? AND idx=?"
-            " ORDER BY revision DESC LIMIT 1", [dataset_id, idx]).fetchone()
+            f"SELECT after, revision FROM {layer.table} WHERE dataset_id=? AND idx=?{layer.scope}"
+            " ORDER BY revision DESC LIMIT 1", layer.params(dataset_id, idx)).fetchone()
         if not row:
             return None, 0
         return Annotation.from_json(json.loads(row[0])), row[1]
 
     def current(self, dataset_id: int, idx: int) -> tuple[Annotation, int]:
         """The example's current gold and its revision (0 = as ingested; +1 per event)."""
+        return self._current_in(GOLD, dataset_id, idx)
+
+    def _current_in(self, layer: Layer, dataset_id: int, idx: int) -> tuple[Annotation, int]:
         original = self._original(dataset_id, idx)
-        head, rev = self._head(dataset_id, idx)
+        head, rev = self._head(dataset_id, idx, layer)
         return (head if head is not None else Annotation.from_example(original)), rev
 
-    def _events_since(self, dataset_id: int, idx: int, revision: int) -> list[AnnotationEvent]:
+    def _events_since(self, dataset_id: int, idx: int, revision: int, layer: Layer = GOLD) -> list[AnnotationEvent]:
         rows = self.db.execute(
-            f"SELECT {_EVENT_COLUMNS} FROM annotation_events WHERE dataset_id=? AND idx=? AND revision>?"
-            " ORDER BY revision", [dataset_id, idx, revision]).fetchall()
+            f"SELECT {_EVENT_COLUMNS} FROM {layer.table} WHERE dataset_id=? AND idx=? AND revision>?"
+            f"{layer.scope} ORDER BY revision", layer.params(dataset_id, idx, revision)).fetchall()
         return [_event(r) for r in rows]
+
+    def _refuse_gold_in_blind_pass(self, dataset_id: int) -> None:
+        """In a blind pass (store/blind_pass.py) the gold is the curators': below that role a
+        save goes to the user's own copy, so that the others' work stays out of their sight."""
+        if self.blind.setting(dataset_id) is None:
+            return
+        role = self.access.role(self.db)
+        if role is None or role < Role.CURATOR:
+            raise ValueError(f"dataset {dataset_id} is in a blind pass: below the curator role you save to "
+                             "your own copy, not to the gold; nothing was written")
 
     # ------------------------------------------------------------------ writing events
     @writes("gold.save", target=_example, detail=lambda a: str(a.get("reason") or ""))
@@ -200,6 +244,12 @@ class AnnotationStore:
 
     def _save(self, dataset_id: int, idx: int, after: Annotation, *, author: str, reason: str,
               base_revision: int, provenance: tuple[Provenance, ...] = ()) -> AnnotationEvent:
+        return self._write_event(dataset_id, idx, self._checked(idx, after), after, author=author, reason=reason,
+                                 base_revision=base_revision, kind="edit", reverts=None,
+                                 provenance=provenance)
+
+    def _checked(self, idx: int, after: Annotation) -> MakeAfter:
+        """A save's ``after`` validated against the task and the annotation it replaces."""
         def make_after(task: TaskSpec, original: Example, current: Annotation) -> Annotation:
             schemas = self.resources.schemas() if annotation_field(task) == "triples" else None
             icd = None
@@ -210,10 +260,7 @@ class AnnotationStore:
             if checked == current:
                 raise ValueError(f"nothing to save: example {idx} already has this annotation")
             return checked
-
-        return self._write_event(dataset_id, idx, make_after, after, author=author, reason=reason,
-                                 base_revision=base_revision, kind="edit", reverts=None,
-                                 provenance=provenance)
+        return make_after
 
     @writes("gold.revert", target=lambda a: f"annotation event {a.get('event_id')}")
     def revert(self, event_id: int, *, author: str | None = None, reason: str = "") -> AnnotationEvent:
@@ -225,15 +272,18 @@ class AnnotationStore:
         ev = self.event(event_id)
         if ev is None:
             raise ValueError(f"no annotation event {event_id}")
-        current, rev = self.current(ev.dataset_id, ev.idx)
+        return self._revert_in(GOLD, ev, author=self._author(author), reason=reason)
+
+    def _revert_in(self, layer: Layer, ev: AnnotationEvent, *, author: str, reason: str) -> AnnotationEvent:
+        current, rev = self._current_in(layer, ev.dataset_id, ev.idx)
         base = rev if current == ev.after else ev.revision
         return self._write_event(ev.dataset_id, ev.idx, lambda task, original, current: ev.before,
-                                 ev.before, author=self._author(author), reason=reason or f"revert event {event_id}",
-                                 base_revision=base, kind="revert", reverts=event_id)
+                                 ev.before, author=author, reason=reason or f"revert event {ev.event_id}",
+                                 base_revision=base, kind="revert", reverts=ev.event_id, layer=layer)
 
     def _write_event(self, dataset_id: int, idx: int, make_after: MakeAfter, mine: Annotation, *, author: str,
                      reason: str, base_revision: int, kind: str, reverts: int | None,
-                     provenance: tuple[Provenance, ...] = ()) -> AnnotationEvent:
+                     provenance: tuple[Provenance, ...] = (), layer: Layer = GOLD) -> AnnotationEvent:
         if not isinstance(author, str) or not author.strip():
             raise ValueError("an author is required to save an annotation")
         if not isinstance(base_revision, int) or isinstance(base_revision, bool) or base_revision < 0:
@@ -243,17 +293,19 @@ class AnnotationStore:
         stored_provenance = None if kept is None else _dumps(kept)
         task = self.datasets.task_of(dataset_id)
         original = self._original(dataset_id, idx)
+        if layer == GOLD:
+            self._refuse_gold_in_blind_pass(dataset_id)
         try:
             with self.db.transaction():
-                head, rev = self._head(dataset_id, idx)
+                head, rev = self._head(dataset_id, idx, layer)
                 current = head if head is not None else Annotation.from_example(original)
                 if rev != base_revision:
-                    raise EditConflict(mine, current, rev, self._events_since(dataset_id, idx, base_revision),
+                    raise EditConflict(mine, current, rev, self._events_since(dataset_id, idx, base_revision, layer),
                                        dataset_id=dataset_id, idx=idx, base_revision=base_revision)
                 new = make_after(task, original, current)
                 mine = new
                 written = self.db.one(
-                    "INSERT INTO annotation_events (dataset_id, idx, revision, base_revision, kind,"
+                    f"INSERT INTO {layer.table} (dataset_id, idx, revision, base_revision, kind,"
                     " reverts, author, reason, before, after, provenance) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
                     " RETURNING event_id, strftime(created_at, '%Y-%m-%d %H:%M:%S')",
                     [dataset_id, idx, rev + 1, base_revision, kind, reverts, author.strip(), reason,
@@ -266,8 +318,8 @@ class AnnotationStore:
                 raise
             # Another session committed an event on the same revision first.
             self.db.rollback_quietly()
-            current, rev = self.current(dataset_id, idx)
-            raise EditConflict(mine, current, rev, self._events_since(dataset_id, idx, base_revision),
+            current, rev = self._current_in(layer, dataset_id, idx)
+            raise EditConflict(mine, current, rev, self._events_since(dataset_id, idx, base_revision, layer),
                                dataset_id=dataset_id, idx=idx, base_revision=base_revision) from None
         return AnnotationEvent(event_id, dataset_id, idx, author.strip(), created, reason, current,
                                new, base_revision, kind, reverts, base_revision + 1,
@@ -276,8 +328,12 @@ class AnnotationStore:
     # ------------------------------------------------------------------ the log
     def events(self, dataset_id: int, idx: int | None = None,
                           author: str | None = None) -> list[AnnotationEvent]:
-        sql = f"SELECT {_EVENT_COLUMNS} FROM annotation_events WHERE dataset_id=?"
-        params: list[Any] = [dataset_id]
+        return self._events_in(GOLD, dataset_id, idx, author)
+
+    def _events_in(self, layer: Layer, dataset_id: int, idx: int | None = None,
+                   author: str | None = None) -> list[AnnotationEvent]:
+        sql = f"SELECT {_EVENT_COLUMNS} FROM {layer.table} WHERE dataset_id=?{layer.scope}"
+        params: list[Any] = layer.params(dataset_id)
         if idx is not None:
             sql += " AND idx=?"
             params.append(idx)
@@ -293,21 +349,26 @@ class AnnotationStore:
                                   [dataset_id]))
 
     def event(self, event_id: int) -> AnnotationEvent | None:
-        row = self.db.execute(f"SELECT {_EVENT_COLUMNS} FROM annotation_events WHERE event_id=?",
-                               [event_id]).fetchone()
+        return self._event_in(GOLD, event_id)
+
+    def _event_in(self, layer: Layer, event_id: int) -> AnnotationEvent | None:
+        row = self.db.execute(f"SELECT {_EVENT_COLUMNS} FROM {layer.table} WHERE event_id=?{layer.scope}",
+                               layer.params(event_id)).fetchone()
         return _event(row) if row else None
 
     def by_author(self, dataset_id: int, author: str) -> dict[int, Annotation]:
-        """Each example's latest ``after`` saved by ``author`` (for agreement between annotators)."""
+        """Each example's latest ``after`` saved by ``author``, in the gold or in their own copy
+        of a blind pass (for agreement between annotators: their independent work)."""
         rows = self.db.execute(
-            "SELECT idx, after FROM annotation_events WHERE dataset_id=? AND author=?"
-            " QUALIFY row_number() OVER (PARTITION BY idx ORDER BY event_id DESC) = 1 ORDER BY idx",
-            [dataset_id, author]).fetchall()
+            f"SELECT idx, after FROM ({_ALL_LAYERS}) WHERE dataset_id=? AND author=?"
+            " QUALIFY row_number() OVER (PARTITION BY idx ORDER BY created_at DESC, own DESC, event_id DESC) = 1"
+            " ORDER BY idx", [dataset_id, author]).fetchall()
         return {i: Annotation.from_json(json.loads(a)) for i, a in rows}
 
     def authors(self, dataset_id: int) -> list[str]:
+        """Who saved an annotation of the dataset, in the gold or in an own copy."""
         return [r[0] for r in self.db.execute(
-            "SELECT DISTINCT author FROM annotation_events WHERE dataset_id=? ORDER BY 1",
+            f"SELECT DISTINCT author FROM ({_ALL_LAYERS}) WHERE dataset_id=? ORDER BY 1",
             [dataset_id]).fetchall()]
 
     # ------------------------------------------------------------------ versions

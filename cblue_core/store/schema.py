@@ -7,8 +7,9 @@
 # 6: run_derived (what the Errors page derives from a whole run, kept);
 # 7: response_cache (answers of LLM endpoints, store/responses.py);
 # 8: annotation_events.provenance (the suggestions an edit accepted, store/annotations.py);
-# 9: workspace_users and audit_events (roles and the audit trail), runs.created_by, slices.created_by.
-SCHEMA_VERSION = 9
+# 9: workspace_users and audit_events (roles and the audit trail), runs.created_by, slices.created_by;
+# 10: blind_datasets and own_events (blind double annotation, store/blind_pass.py, store/own_copies.py).
+SCHEMA_VERSION = 10
 
 # What pages derive from a whole run (bucket scores, per-example statistics...), computed once
 # and kept: a run never changes once stored, and deriving took seconds (the train split read,
@@ -241,8 +242,39 @@ CREATE TABLE IF NOT EXISTS default_datasets (
     PRIMARY KEY (task, split)
 );
 """
+# Blind double annotation (store/blind_pass.py, store/own_copies.py), apart for the migration to version 10. A dataset
+# listed in blind_datasets is in a blind pass: below the curator role, each user saves into their own
+# copy (own_events: the columns of annotation_events, revisions counted per author) and the gold
+# changes only by a curator (adjudication). Append-only like annotation_events.
+BLIND_DDL = """
+CREATE SEQUENCE IF NOT EXISTS own_event_ids START 1;
+
+CREATE TABLE IF NOT EXISTS blind_datasets (
+    dataset_id INTEGER PRIMARY KEY,
+    set_by VARCHAR NOT NULL,
+    set_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+
+CREATE TABLE IF NOT EXISTS own_events (
+    event_id INTEGER PRIMARY KEY DEFAULT nextval('own_event_ids'),
+    dataset_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    revision INTEGER NOT NULL,      -- the author's revision of the example after the event
+    base_revision INTEGER NOT NULL,
+    kind VARCHAR NOT NULL,          -- 'edit' or 'revert'
+    reverts INTEGER,
+    author VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL DEFAULT '',
+    before JSON NOT NULL,
+    after JSON NOT NULL,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    provenance JSON,
+    UNIQUE (dataset_id, idx, author, revision)
+);
+"""
 DDL += DEFAULT_DATASETS_DDL  # apart, for the migration to version 4 that adds it
 DDL += ACCESS_DDL
+DDL += BLIND_DDL
 
 # The columns a user's SQL predicate may use (Datasets filter, saved slices), with their types.
 EXAMPLE_COLUMN_TYPES = {

@@ -25,7 +25,7 @@ from .annotations import ANNOTATION_DDL
 from .catalog import expected_catalog, foreign_objects, read_catalog
 from .database import Database
 from .errors import WorkspaceError
-from .schema import ACCESS_DDL, DDL, DEFAULT_DATASETS_DDL, RUN_DERIVED_DDL, SCHEMA_VERSION
+from .schema import ACCESS_DDL, BLIND_DDL, DDL, DEFAULT_DATASETS_DDL, RUN_DERIVED_DDL, SCHEMA_VERSION
 from .training_sets import TRAINING_SET_TABLES, backfill_from_metrics
 
 APP_MARKER = "cblue-studio"
@@ -129,10 +129,16 @@ def _v8_to_v9(db: Database) -> None:
     db.execute("ALTER TABLE slices ADD COLUMN IF NOT EXISTS created_by VARCHAR")
 
 
+def _v9_to_v10(db: Database) -> None:
+    """Version 10 adds blind double annotation: no dataset is in a blind pass yet, and no one
+    has an own copy (every earlier save is in the gold)."""
+    db.execute(BLIND_DDL)
+
+
 # from-version -> the step to the next version; each step runs inside the migration's transaction.
 MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
                                                       4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
-                                                      7: _v7_to_v8, 8: _v8_to_v9}
+                                                      7: _v7_to_v8, 8: _v8_to_v9, 9: _v9_to_v10}
 
 
 def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
@@ -198,9 +204,14 @@ def migrate(db: Database, from_version: int) -> None:
         _write_marker(db, SCHEMA_VERSION)
 
 
+def _before_v10(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
+    """The tables of schema 9: the current ones without the blind-pass tables."""
+    return {t: c for t, c in columns.items() if t not in ("blind_datasets", "own_events")}
+
+
 def _before_v9(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
-    """The tables of schema 8: the current ones without the access tables and created_by."""
-    out = {t: c for t, c in columns.items() if t not in ("workspace_users", "audit_events")}
+    """The tables of schema 8: schema 9's without the access tables and created_by."""
+    out = {t: c for t, c in _before_v10(columns).items() if t not in ("workspace_users", "audit_events")}
     for table in ("runs", "slices"):
         out[table] = [c for c in columns.get(table, []) if c[0] != "created_by"]
     return out
@@ -243,7 +254,8 @@ def _before_v3(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tupl
 def _adopt(db: Database, where: str, read_only: bool) -> None:
     found = table_columns(db)
     expected = expected_columns()
-    version = (SCHEMA_VERSION if found == expected else 8 if found == _before_v9(expected)
+    version = (SCHEMA_VERSION if found == expected else 9 if found == _before_v10(expected)
+               else 8 if found == _before_v9(expected)
                else 7 if found == _before_v8(expected)
                else 6 if found == _before_v7(expected)
                else 5 if found == _before_v6(expected)

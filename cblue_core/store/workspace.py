@@ -26,11 +26,13 @@ from ..io.errors import short_error
 from .access import Access
 from .annotations import AnnotationStore
 from .audit import AuditStore
+from .blind_pass import BlindPassStore
 from .database import Database
 from .datasets import DatasetStore
 from .derived import DerivedStore
 from .errors import WorkspaceError, WorkspaceLocked
 from .lockdown import locked_config
+from .own_copies import OwnCopyStore
 from .resources import ResourceStore
 from .responses import ResponseStore
 from .runs import RunStore
@@ -114,7 +116,9 @@ class Workspace:
         self.runs = RunStore(db, access)
         self.derived = DerivedStore(db)
         self.slices = SliceStore(db, self.datasets, access)
-        self.annotations = AnnotationStore(db, self.datasets, self.resources, access)
+        self.blind = BlindPassStore(db, self.datasets, access)
+        self.annotations = AnnotationStore(db, self.datasets, self.resources, access, self.blind)
+        self.own = OwnCopyStore(db, self.annotations, self.blind, access)
         self.responses = ResponseStore(db, access)
         self.users = UserStore(db, access)
         self.audit = AuditStore(db)

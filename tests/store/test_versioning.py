@@ -26,12 +26,14 @@ def file_bytes(path):
     return path.read_bytes()
 
 
-SCHEMA_9_UNDO = ("DROP TABLE workspace_users", "DROP TABLE audit_events", "DROP SEQUENCE audit_event_ids",
-                 "ALTER TABLE runs DROP COLUMN created_by", "ALTER TABLE slices DROP COLUMN created_by")
+SCHEMA_10_UNDO = ("DROP TABLE blind_datasets", "DROP TABLE own_events", "DROP SEQUENCE own_event_ids")
+SCHEMA_9_UNDO = (*SCHEMA_10_UNDO, "DROP TABLE workspace_users", "DROP TABLE audit_events",
+                 "DROP SEQUENCE audit_event_ids", "ALTER TABLE runs DROP COLUMN created_by",
+                 "ALTER TABLE slices DROP COLUMN created_by")
 
 
 def drop_schema_9(con) -> None:
-    """What schema 9 added, taken away again: an older workspace's tables."""
+    """What schema 9 and 10 added, taken away again: an older workspace's tables."""
     for sql in SCHEMA_9_UNDO:
         con.execute(sql)
 
@@ -178,7 +180,45 @@ def test_version_8_workspace_gains_roles_and_the_audit_trail(tmp_path, cmeee_fil
     ws.users.set_role("ann", Role.ANNOTATOR)
     assert [(e.action, e.target) for e in ws.audit.events()] == [("role.set", "user ann")]
     ws.close()
-    assert marker(path) == {"app": APP_MARKER, "schema_version": "9"} and SCHEMA_VERSION == 9
+    assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
+
+
+def test_version_9_workspace_gains_blind_double_annotation(tmp_path, cmeee_file):
+    """Schema 10 adds blind passes and own copies: a version 9 file keeps its gold events (no
+    dataset in a blind pass) and can start a pass and keep an annotator's own copy."""
+    from cblue_core.annotation.model import Annotation
+    from cblue_core.auth.user import User
+
+    path = tmp_path / "v9.duckdb"
+    ws = connect(path)
+    ingest_file(ws, cmeee_file)
+    did = ws.datasets.all()[0].dataset_id
+    gold, _ = ws.annotations.current(did, 0)
+    ws.annotations.save(did, 0, Annotation(gold.spans[1:]), base_revision=0)
+    as_written_by(ws, path, 9, *SCHEMA_10_UNDO)
+    ws = connect(path)
+    assert ws.blind.setting(did) is None and ws.annotations.current(did, 0)[1] == 1
+    ws.users.set_role("ann", Role.ANNOTATOR)
+    ws.blind.set_blind(did, True)
+    own = ws.acting_as(User("ann", "oidc")).own.editing(did)
+    own.save(0, Annotation(gold.spans[:1]), reason="", base_revision=0)
+    assert own.current(0) == (Annotation(gold.spans[:1]), 1) and ws.annotations.current(did, 0)[1] == 1
+    ws.close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": "10"} and SCHEMA_VERSION == 10
+
+
+def test_unmarked_workspace_with_the_schema_9_tables_is_adopted_and_migrated(tmp_path):
+    path = tmp_path / "unmarked_v9.duckdb"
+    connect(path).close()
+    con = duckdb.connect(str(path))
+    con.execute("DELETE FROM meta")
+    for sql in SCHEMA_10_UNDO:
+        con.execute(sql)
+    con.close()
+    with pytest.raises(WorkspaceError, match="older schema 9"):
+        connect(path, read_only=True)
+    connect(path).close()
+    assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
 
 
 def test_unmarked_workspace_with_our_tables_is_adopted(tmp_path):
