@@ -25,10 +25,11 @@ TINY = {
     "spans": {"char_dim": 16, "bigram_dim": 8, "hidden": 16, "layers": 1, "span_dim": 16, "max_span": 12,
                   "epochs": 2, "batch_size": 4, "min_bigram_count": 1},
     "cdn": {"epochs": 2, "hidden": 8, "k_terms": 10, "k_memory": 3},
+    "gbm": {"max_iter": 5, "min_samples_leaf": 2},
     "cmeie": {"char_dim": 16, "bigram_dim": 8, "hidden": 16, "layers": 1, "span_dim": 16, "max_span": 12,
                   "epochs": 2, "batch_size": 4, "min_bigram_count": 1, "aux_per_epoch": 8, "pair_dim": 8, "init_from": None},
 }
-TINY_FOR = {"CMeEE": "spans", "CMeIE": "cmeie", "CHIP-CDN": "cdn"}
+TINY_FOR = {"CMeEE": "spans", "CMeIE": "cmeie", "CHIP-CDN": "cdn", "KUAKE-QQR": "gbm"}
 
 
 def tiny(task: str) -> dict:
@@ -118,7 +119,7 @@ def test_shipped_models_are_small_and_pickle_free():
 
 def test_loaders_cover_every_trainer():
     assert set(TRAINERS) == {t.name for t in (get_task(n) for n in MODEL_DIRS)}
-    assert set(BUILTIN_LOADERS) == {"ngram-classifier", "span-encoder", "cdn-retrieval-reranker",
+    assert set(BUILTIN_LOADERS) == {"ngram-classifier", "ngram-ensemble", "pair-gbm", "span-encoder", "cdn-retrieval-reranker",
                                     "span-relation", "encoder-classifier", "encoder-spans",
                                     "encoder-relations", "encoder-cdn-reranker"}
 

@@ -31,6 +31,7 @@ from ...records import Example
 from ...tasks import Kind, TaskSpec, get_task
 from ..base import ModelCard
 from . import common as C
+from .pair_features import N_EXTRA, extra_features
 
 KIND = "ngram-classifier"
 
@@ -85,6 +86,7 @@ class NgramConfig:
     class_weight: float = 0.0     # 0: plain CE; 1: inverse-frequency weights; in between: power
     set_bags: bool = True         # pairs: bags of shared and one-sided n-grams
     overlap: bool = True          # pairs: lexical-overlap numbers
+    extra: bool = False           # pairs: edit distance and intent-word numbers (pair_features)
     vocab_size: int = 0
 
 
@@ -96,7 +98,8 @@ class NgramNet(nn.Module):
         nn.init.normal_(self.emb.weight, std=0.1)
         n_in = cfg.dim
         if cfg.pair:
-            n_in = cfg.dim * (7 if cfg.set_bags else 4) + (N_DENSE if cfg.overlap else 0)
+            n_in = (cfg.dim * (7 if cfg.set_bags else 4) + (N_DENSE if cfg.overlap else 0)
+                    + (N_EXTRA if cfg.extra else 0))
         if cfg.hidden:
             self.mlp = nn.Sequential(nn.Dropout(cfg.dropout), nn.Linear(n_in, cfg.hidden), nn.ReLU(),
                                      nn.Dropout(cfg.dropout), nn.Linear(cfg.hidden, len(cfg.labels)))
@@ -115,12 +118,15 @@ class NgramNet(nn.Module):
             parts += [self.bag(batch["ab"]), self.bag(batch["a_b"]), self.bag(batch["b_a"])]
         if self.cfg.overlap:
             parts.append(batch["dense"])
+        if self.cfg.extra:
+            parts.append(batch["extra"])
         return self.mlp(torch.cat(parts, dim=-1))
 
 
 class Featurizer:
-    def __init__(self, vocab: list[str], orders: Sequence[int], pair: bool):
+    def __init__(self, vocab: list[str], orders: Sequence[int], pair: bool, extra: bool = False):
         self.vocab = vocab
+        self.extra = extra
         self.index = {g: i for i, g in enumerate(vocab)}
         self.orders = list(orders)
         self.pair = pair
@@ -145,9 +151,12 @@ class Featurizer:
             return {"a": self.ids(ga)}
         b = normalize(text2)
         gb = set(char_ngrams(b, self.orders))
-        return {"a": self.ids(ga), "b": self.ids(gb), "ab": self.ids(ga & gb),
-                "a_b": self.ids(ga - gb), "b_a": self.ids(gb - ga),
-                "dense": overlap_features(a, b)}
+        out = {"a": self.ids(ga), "b": self.ids(gb), "ab": self.ids(ga & gb),
+               "a_b": self.ids(ga - gb), "b_a": self.ids(gb - ga),
+               "dense": overlap_features(a, b)}
+        if self.extra:
+            out["extra"] = extra_features(a, b)
+        return out
 
     def encode(self, examples: Sequence[Example]) -> list[dict]:
         return [self.encode_one(e.text, e.text2) for e in examples]
@@ -156,7 +165,7 @@ class Featurizer:
     def collate(items: Sequence[dict]) -> dict:
         out: dict[str, torch.Tensor | tuple[torch.Tensor, torch.Tensor]] = {}
         for key in items[0]:
-            if key == "dense":
+            if key in ("dense", "extra"):
                 out[key] = torch.tensor([it[key] for it in items], dtype=torch.float32)
                 continue
             lens = [len(it[key]) for it in items]
@@ -207,7 +216,7 @@ def load_model(folder: str | Path, device: str = "cpu") -> NgramClassifier:
     net = NgramNet(cfg)
     net.load_state_dict(C.load_tensors(folder / "model.safetensors"))
     card = C.read_card(folder)
-    return NgramClassifier(net, Featurizer(vocab, cfg.orders, cfg.pair), card, get_task(cfg.task)).to(device)
+    return NgramClassifier(net, Featurizer(vocab, cfg.orders, cfg.pair, cfg.extra), card, get_task(cfg.task)).to(device)
 
 
 # ---------------------------------------------------------------------- training
@@ -228,7 +237,7 @@ def prepare(task: TaskSpec, train: Sequence[Example], cfg: NgramConfig):
     texts = [e.text for e in train] + ([e.text2 for e in train] if cfg.pair else [])
     vocab = Featurizer.build_vocab(texts, cfg.orders, cfg.min_count, cfg.max_vocab)
     cfg.vocab_size = len(vocab)
-    feat = Featurizer(vocab, cfg.orders, cfg.pair)
+    feat = Featurizer(vocab, cfg.orders, cfg.pair, cfg.extra)
     lab_id = {l: i for i, l in enumerate(cfg.labels)}
     gold = [(e, C.gold_label(task, e.label)) for e in train]
     keep = [(e, g) for e, g in gold if g is not None and g in lab_id]

@@ -122,6 +122,10 @@ def ship(candidate: str | Path, models_dir: str | Path = BUILTIN_DIR, *, folder_
             card.extra[REPLACES] = old_card.extra[REPLACES]     # still beside the from-scratch model
         else:
             card.extra[REPLACES] = replaced_summary(old_card)
+        # the models the old one was kept over scored under it, so under the new one too
+        kept = [n for n in old_card.extra.get(KEPT_OVER) or [] if isinstance(n, dict) and n.get("kind") != card.kind]
+        if kept:
+            card.extra[KEPT_OVER] = kept
     # Staged under a random name that mkdtemp creates (a planted link is never followed or
     # removed); copytree copies the candidate folder's mode onto it.
     staged = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".incoming", dir=models_dir))
@@ -141,6 +145,9 @@ def ship(candidate: str | Path, models_dir: str | Path = BUILTIN_DIR, *, folder_
         r = card.extra[REPLACES]
         readme = with_note(readme, REPLACES_NOTE, f"`{r['name']}` ({r['kind']}), dev {r['headline']} "
                                                   f"{r['dev']:.4f}, the model shipped before this one.")
+    if readme is not None and card.extra.get(KEPT_OVER):
+        readme = with_note(readme, KEPT_OVER_NOTE, "This model scored higher on dev than " + "; ".join(
+            f"`{n['name']}` ({n['kind']}), dev {n['headline']} {n['dev']:.4f}" for n in card.extra[KEPT_OVER]) + ".")
     C.finish_card(staged, card, readme)
     if dest.exists():
         shutil.rmtree(dest)

@@ -97,6 +97,19 @@ def test_a_worse_model_of_another_kind_is_recorded_as_kept_over(tmp_path, shippe
     assert [p.name for p in shipped.iterdir()] == ["kuake-qic"]
 
 
+def test_a_replacement_keeps_the_notes_of_the_models_its_predecessor_was_kept_over(tmp_path, shipped):
+    ship(model(tmp_path / "enc" / "kuake-qic", "encoder-classifier", 0.70), shipped)
+    decision = ship(model(tmp_path / "ens" / "kuake-qic", "ngram-ensemble", 0.75), shipped)
+    assert decision.shipped
+    dest = shipped / "kuake-qic"
+    card = C.read_card(dest)
+    assert card.kind == "ngram-ensemble" and card.extra[REPLACES]["kind"] == "ngram-classifier"
+    assert [(n["kind"], n["dev"]) for n in card.extra[KEPT_OVER]] == [("encoder-classifier", 0.70)]
+    readme = (dest / "README.md").read_text()
+    assert "**Replaces.** `kuake-qic` (ngram-classifier)" in readme
+    assert "**Kept over.** This model scored higher on dev than `kuake-qic` (encoder-classifier), dev accuracy 0.7000" in readme
+
+
 def test_scores_on_other_examples_are_not_compared(tmp_path, shipped):
     other = model(tmp_path / "x" / "kuake-qic", "encoder-classifier", 0.9, dev_examples=100)
     with pytest.raises(ValueError, match="not comparable"):
