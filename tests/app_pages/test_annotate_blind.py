@@ -11,7 +11,7 @@ from cblue_core.auth import Role
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.app_pages.test_annotate import button, messages, ok
-from tests.app_pages.test_annotate_safety import editor, make_opener, span_dicts, store
+from tests.app_pages.test_annotate_safety import agreement_between, editor, make_opener, span_dicts, store
 from tests.conftest import SAMPLE_DATA
 
 IDX = 12
@@ -88,12 +88,7 @@ def test_a_blind_first_pass_then_reveal_then_adjudication(open_page, blind_db):
     # the curator sees the gold in the Edit tab and adjudicates into it
     at = open_page(query, user="judge")
     assert at.session_state["ann_drafts"][doc]["loaded"] == bobs.after
-    at.session_state["ann_tab"] = "Agreement"
-    ok(at.run())
-    at.selectbox(key="ann_ag_a").set_value("alice")
-    ok(at.run())
-    at.selectbox(key="ann_ag_b").set_value("bob")
-    ok(at.run())
+    at = agreement_between(at, "alice", "bob")
     assert at.selectbox(key="ann_adj_idx").value == IDX
     ok(button(at, "ann_adj_save").click().run())
     last = store(blind_db).annotations.events(did, IDX)[-1]

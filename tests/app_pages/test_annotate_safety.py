@@ -85,6 +85,16 @@ def restored_notes(at: AppTest) -> list[str]:
     return [m for m in messages(at, "info") if "Restored your unsaved changes" in m]
 
 
+def agreement_between(at, a: str, b: str):
+    """The Agreement tab comparing annotators ``a`` and ``b``."""
+    at.session_state["ann_tab"] = "Agreement"
+    ok(at.run())
+    at.selectbox(key="ann_ag_a").set_value(a)
+    ok(at.run())
+    at.selectbox(key="ann_ag_b").set_value(b)
+    return ok(at.run())
+
+
 # ====================================================================== 1. adjudication
 def test_adjudication_saves_on_the_revision_the_adjudicator_saw(open_page, safe_db):
     did, idx = cmeee(safe_db), 10
@@ -98,13 +108,8 @@ def test_adjudication_saves_on_the_revision_the_adjudicator_saw(open_page, safe_
     ws.annotations.save(did, idx, ann.__class__(spans=ann.spans + (extra,)), author="alice", reason="a",
                         base_revision=rev + 1)
 
-    at = open_page({"task": "CMeEE", "split": "dev", "example": idx}, user="judge")
-    at.session_state["ann_tab"] = "Agreement"
-    ok(at.run())
-    at.selectbox(key="ann_ag_a").set_value("alice")
-    ok(at.run())
-    at.selectbox(key="ann_ag_b").set_value("bob")
-    ok(at.run())
+    at = agreement_between(open_page({"task": "CMeEE", "split": "dev", "example": idx}, user="judge"),
+                           "alice", "bob")
     assert at.selectbox(key="ann_adj_idx").value == idx
     assert at.session_state["ann_adj_seen"] == (f"{did}:{idx}", rev + 2)
 
