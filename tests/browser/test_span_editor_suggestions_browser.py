@@ -33,7 +33,11 @@ def editor(browser, frontend_url):
 
 
 def last_value(page) -> dict:
-    page.wait_for_function("() => window.values.length > 0")
+    """The value the last action sent: waits for one the test has not read yet (a message
+    arrives after the action that posts it returns; reading at once gave the previous value)."""
+    seen = getattr(page, "values_read", 0)
+    page.wait_for_function("n => window.values.length > n", arg=seen)
+    page.values_read = page.evaluate("() => window.values.length")
     return page.evaluate("() => window.values[window.values.length - 1]")
 
 
