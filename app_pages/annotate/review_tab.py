@@ -17,6 +17,7 @@ from cblue_core.annotation.review import ReviewItem
 from cblue_core.annotation.uncertainty import MEASURES, has_measures
 
 REASONS = "reasons"             # the review reasons' queue; a run's queue is "<kind>:<run id>"
+SHOWN = 100          # queue items listed (the caption gives the whole queue's size)
 QUEUE_NAMES = {GOLD_ERRORS: "likely gold errors", UNCERTAIN: "most uncertain"}
 
 
@@ -26,7 +27,7 @@ def queue(path: str, dataset_id: int, head_event: int, runs: tuple[int, ...]) ->
     of runs: it reads the gold and every run's predictions."""
     from cblue_core.annotation.review import review_queue
 
-    return review_queue(shared_workspace(path).cursor(), dataset_id, limit=100)
+    return review_queue(shared_workspace(path).cursor(), dataset_id, limit=0)   # all: the page says how many
 
 
 @st.cache_data(max_entries=16, show_spinner="Ranking the run's examples…")
@@ -34,7 +35,7 @@ def run_queue(path: str, dataset_id: int, head_event: int, run_id: int, kind: st
     """One run's queue, once per gold state (``dataset_id`` and ``head_event`` key the cache)."""
     from cblue_core.annotation.model_queues import model_queue
 
-    return model_queue(shared_workspace(path).cursor(), run_id, kind, measure=measure)
+    return model_queue(shared_workspace(path).cursor(), run_id, kind, measure=measure, limit=SHOWN)
 
 
 def queue_choices(ctx: Context) -> dict[str, str]:
@@ -64,13 +65,17 @@ def render(ctx: Context) -> None:
     run_id: int | None = None
     if choice == REASONS:
         items = queue(db_path(), did, head, tuple(r.run_id for r in ctx.ws.runs.all(did)))
+        found = len(items)
+        items = items[:SHOWN]
         if not items:
             st.info("Nothing to review: no validation defect, no example every run gets wrong, no "
                     "disagreement between runs, no mention typed inconsistently.")
             return
         st.caption("Examples whose gold deserves a second look, most suspicious first (with one run that "
                    "stores probabilities, \"all runs wrong\" ranks by the model's confidence in its answer). "
-                   "Select a row (or pick one below) to open it in the editor.")
+                   "Select a row (or pick one below) to open it in the editor. "
+                   + (f"Showing the first {len(items):,} of {found:,} items." if found > len(items)
+                      else f"All {found:,} items."))
     else:
         kind, run_id = choice.split(":")[0], int(choice.split(":")[1])
         measure = "margin"
@@ -98,7 +103,9 @@ def _model_caption(mq: ModelQueue, name: str) -> str:
             "least confident span), least sure first")
     left = (f"{mq.excluded_training:,} example(s) left out: the run's model was trained on them"
             if mq.training_known else "the run does not say which examples its model was trained on: none left out")
-    return (f"{name}: {what}. {len(mq.items):,} shown of {mq.examined:,} examples judged; {left}. "
+    shown = (f"showing the first {len(mq.items):,} of {mq.found:,} items" if mq.found > len(mq.items)
+             else f"all {mq.found:,} items")
+    return (f"{name}: {what}. {mq.examined:,} examples judged, {shown}; {left}. "
             "An item opens in the editor with this run's suggestions.")
 
 

@@ -32,6 +32,7 @@ class ModelQueue:
     examined: int = 0                          # gold examples judged
     excluded_training: int = 0                 # left out: the model was trained on them
     training_known: bool = False               # False: the run does not say what its model saw
+    found: int = 0                             # items in the whole queue (``items`` may hold the first only)
 
 
 # Label issues per item of a record, by the task's kind; one class per record otherwise.
@@ -91,4 +92,5 @@ def model_queue(ws, run_id: int, kind: str, *, limit: int | None = 100, measure:
         ranked = rank_uncertain(task, gold, predictions, seen or (), measure=measure)
         items = [ReviewItem(it.idx, UNCERTAIN, it.score, it.reason) for it in ranked.items]
         examined, excluded = ranked.examined, ranked.excluded_training
-    return ModelQueue(run_id, kind, items[:limit] if limit else items, examined, excluded, seen is not None)
+    return ModelQueue(run_id, kind, items[:limit] if limit else items, examined, excluded, seen is not None,
+                      found=len(items))

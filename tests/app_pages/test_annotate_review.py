@@ -67,6 +67,7 @@ def test_likely_gold_errors_queue_in_order_with_reasons_and_training_left_out(re
     assert table["why"].iloc[0].startswith("model gives 0.97 to 治疗方案, gold says ")
     caption = " ".join(c.value for c in at.caption).replace("\\", "")
     assert "1 example(s) left out: the run's model was trained on them" in caption
+    assert "all 2 items" in caption
 
 
 def test_most_uncertain_queue_puts_the_near_tie_first(review_tab, review_db):
