@@ -25,7 +25,6 @@ from app_pages.charts import (
     BLACK,
     COLORSCALE,
     TICK_FONT,
-    WHITE,
     clip_label,
     colorscale_rgb,
     parse_rgb,
@@ -42,7 +41,9 @@ CELL_FONT = 11                # px, the numbers on the cells (never smaller)
 CELL_MIN = 24                 # px, the smallest side of a cell (never smaller)
 TOTAL_BG = "#e9ecef"          # the Σ cells: neutral grey
 DIAGONAL_LINE = "#2b8a3e"     # border of the diagonal cells
-OUTLINE = "#111111"           # border of the selected cell (with a white ring inside)
+OUTLINE = "#111111"           # the ring around the selected cell
+RING_PX = 3                   # its width
+TARGETS = "targets"           # the trace a click lands on (and that rings the selected cell)
 EMPTY_BG = "rgba(0,0,0,0)"
 CORNER = "gold ↓  predicted →"
 NONE_HOVER = {"gold": "∅ (no gold item: spurious)", "pred": "∅ (no predicted item: missed)"}
@@ -74,7 +75,8 @@ class ConfusionFigure:
     :data:`OTHER`), then :data:`ALL` when ``sums``. ``members[i]`` holds the original labels a
     position stands for (one, or all those merged into "other"); ``ticktext[i]`` is what the axis
     shows (escaped). Cell (row ``g``, column ``p``) is gold position ``g``, predicted ``p``; every
-    clickable point carries ``customdata = [g, p, gold, pred, value]``.
+    clickable point (the "targets" trace, :data:`TARGETS`) carries ``customdata = [g, p, gold,
+    pred, value]``; ``targets`` maps a cell's (row, column) to its point there.
 
     ``figure`` is a ``go.Figure``, or Plotly's dict of it after :meth:`plain` (what a page caches).
     """
@@ -91,6 +93,7 @@ class ConfusionFigure:
     height: int
     selected: tuple[int, int] | None = None
     positions: dict[str, int] = field(default_factory=dict)
+    targets: dict[tuple[int, int], int] = field(default_factory=dict)
 
     def plain(self) -> ConfusionFigure:
         """The same chart with its figure as Plotly's dict: plain data, copied out of a cache in a
@@ -253,6 +256,8 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
                                      if normalize == "row" else "") for k in cells]
     keep_opacity = {"marker": {"opacity": 1}}
     figure = go.Figure()
+    # The coloured squares and the Σ squares take no hover and no click: the "targets" trace on
+    # top does (see below).
     figure.add_trace(go.Scatter(
         name="cells", x=[p for _, p in cells], y=[g for g, _ in cells], mode="markers",
         marker={"symbol": "square", "size": marker_size, "opacity": 1, "color": cell_values,
@@ -263,10 +268,7 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
                              "x": 1, "xanchor": "left", "xpad": 12, "y": 1, "yanchor": "top",
                              "tickformat": ".0%" if normalize == "row" else ",d"},
                 "line": {"width": [2 if g == p else 0 for g, p in cells], "color": DIAGONAL_LINE}},
-        customdata=[[g, p, gold_hover[g], pred_hover[p], h] for (g, p), h in zip(cells, value_hover)],
-        hovertemplate="gold %{customdata[2]}<br>predicted %{customdata[3]}<br>%{customdata[4]}"
-                      "<extra></extra>",
-        selected=keep_opacity, unselected=keep_opacity, showlegend=False))
+        hoverinfo="skip", selected=keep_opacity, unselected=keep_opacity, showlegend=False))
     totals: list[tuple[int, int, int]] = []
     if sums:
         totals = ([(g, m, n) for g, n in enumerate(gold_tot) if n]
@@ -275,10 +277,7 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
             name="totals", x=[p for _, p, _ in totals], y=[g for g, _, _ in totals], mode="markers",
             marker={"symbol": "square", "size": marker_size, "opacity": 1, "color": TOTAL_BG,
                     "line": {"width": 0}},
-            customdata=[[g, p, gold_hover[g], pred_hover[p], f"{n:,}"] for g, p, n in totals],
-            hovertemplate="gold %{customdata[2]}<br>predicted %{customdata[3]}<br>%{customdata[4]}"
-                          "<extra></extra>",
-            selected=keep_opacity, unselected=keep_opacity, showlegend=False))
+            hoverinfo="skip", selected=keep_opacity, unselected=keep_opacity, showlegend=False))
 
     # The numbers: a trace of their own that takes no clicks. When a click selects a point Plotly
     # dims the text of every unselected point to 20% unless `selected.textfont.color` is set (its
@@ -291,6 +290,21 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
         name="numbers", x=text_x, y=text_y, mode="text", text=text,
         textfont={"size": cell_font, "color": text_colours}, textposition="middle center",
         hoverinfo="skip", selected={"textfont": {"color": BLACK}}, showlegend=False))
+
+    # What a click lands on: one open square per cell and Σ cell, invisible until Plotly selects
+    # it, then a ring around the clicked cell. The browser draws that ring itself, so the page
+    # sends the same figure after a click and Streamlit keeps the chart as drawn; a figure that
+    # changed (an outline trace added) was a new element, redrawn whole (0.5-1 s at 44 labels).
+    target_points = [(g, p) for g, p in cells] + [(g, p) for g, p, _ in totals]
+    target_values = value_hover + [f"{n:,}" for _, _, n in totals]
+    figure.add_trace(go.Scatter(
+        name=TARGETS, x=[p for _, p in target_points], y=[g for g, _ in target_points], mode="markers",
+        marker={"symbol": "square-open", "size": cell - 1, "opacity": 0, "color": OUTLINE,
+                "line": {"width": RING_PX, "color": OUTLINE}},
+        customdata=[[g, p, gold_hover[g], pred_hover[p], h] for (g, p), h in zip(target_points, target_values)],
+        hovertemplate="gold %{customdata[2]}<br>predicted %{customdata[3]}<br>%{customdata[4]}"
+                      "<extra></extra>",
+        selected={"marker": {"opacity": 1}}, unselected={"marker": {"opacity": 0}}, showlegend=False))
 
     tickvals = list(range(positions_n))
     # ticklabeloverflow "allow": the margins already fit every label, and Plotly's default ("hide
@@ -314,30 +328,30 @@ def confusion_figure(counts: pd.DataFrame, *, labels: Sequence[str] | None = Non
         dragmode=False)
     built = ConfusionFigure(figure=figure, labels=tuple(names), members=tuple(members),
                             merged=tuple(merged), ticktext=tuple(ticktext), sums=sums, normalize=normalize,
-                            cell_px=cell, width=width, height=height, positions=position)
+                            cell_px=cell, width=width, height=height, positions=position,
+                            targets={point: i for i, point in enumerate(target_points)})
     return outline(built, selected)
 
 
 def outline(cf: ConfusionFigure, selected: tuple[Any, Any] | None) -> ConfusionFigure:
-    """``cf`` with the cell ``selected`` (as :func:`confusion_figure` takes it) outlined: a trace
-    added to its figure, so that a page can read which cell a click picked from the figure it
-    built and outline it without building the matrix again (0.06-0.3 s for 44 labels). A dict
-    figure (:meth:`ConfusionFigure.plain`) is left as it was: the outlined one is a new dict that
-    shares its other traces. Call it once per figure, on a figure built without a selection."""
+    """``cf`` with the cell ``selected`` (as :func:`confusion_figure` takes it) ringed: its point
+    of the "targets" trace marked selected in the figure (``selectedpoints``), as Plotly marks a
+    clicked one. For a selection the browser did not make (a filter set elsewhere, a page opened
+    on a cell); after a click on this chart, send the figure the browser already has instead.
+    A dict figure (:meth:`ConfusionFigure.plain`, what a page caches) is left as it was: the
+    outlined one is a new dict that shares its other traces. A cell with no items has no point
+    and is not ringed."""
     chosen = _selected_position(selected, cf.positions, len(cf.labels), cf.sums)
-    if chosen is None:
+    index = None if chosen is None else cf.targets.get(chosen)
+    if index is None:
         return cf
-    g, p = chosen
-    keep_opacity = {"marker": {"opacity": 1}}
-    trace = {"type": "scatter", "name": "selected", "x": [p, p], "y": [g, g], "mode": "markers",
-             "hoverinfo": "skip", "showlegend": False, "selected": keep_opacity, "unselected": keep_opacity,
-             "marker": {"symbol": "square-open", "size": [cf.cell_px - 1, cf.cell_px - 7], "opacity": 1,
-                        "color": [OUTLINE, WHITE], "line": {"width": [4, 1.5]}}}
     if isinstance(cf.figure, dict):
-        figure: go.Figure | dict[str, Any] = {**cf.figure, "data": [*cf.figure["data"], trace]}
+        data = [{**t, "selectedpoints": [index]} if t.get("name") == TARGETS else t
+                for t in cf.figure["data"]]
+        figure: go.Figure | dict[str, Any] = {**cf.figure, "data": data}
     else:
         figure = cf.figure
-        figure.add_trace(go.Scatter(trace))
+        figure.update_traces(selectedpoints=[index], selector={"name": TARGETS})
     return dataclasses.replace(cf, figure=figure, selected=chosen)
 
 

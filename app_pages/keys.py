@@ -119,6 +119,7 @@ class Errors:
     NORMALISE = "err_norm"
     MATRIX = "err_cm"
     MATRIX_BOX = "err_cm_box"              # the container that scrolls the matrix sideways
+    MATRIX_MARK = "err_cm_mark"            # the cell the matrix's figure itself marks selected
     TOP_K = "err_top_k"                    # how many labels the matrix shows before "other"
     TAXONOMY = "err_tax"
     TAXONOMY_CORRECT = "err_tax_correct"   # the button that lists the correct rows

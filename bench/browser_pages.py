@@ -136,8 +136,7 @@ POINT_JS = """
   const xs = arr(traces[t].x), ys = arr(traces[t].y), colour = arr((traces[t].marker || {}).color);
   let best = -1, value = -Infinity;
   for (let i = 0; i < xs.length; i++) {
-    const v = pick === 'off-diagonal' ? (xs[i] !== ys[i] ? colour[i] : -Infinity)
-                                      : (ys[i] !== 'correct' ? xs[i] : -Infinity);
+    const v = xs[i] !== ys[i] ? colour[i] : -Infinity;      // pick: 'off-diagonal'
     if (v > value) { best = i; value = v; }
   }
   return best < 0 ? null : [t, best];
@@ -265,8 +264,7 @@ class Driver:
             if found is None:
                 raise Failed(f"no point to click in {sel}")
             trace, i = found
-            layer = self.key(action.key).locator(".js-plotly-plot .scatterlayer .trace, "
-                                                 ".js-plotly-plot .barlayer .trace")
+            layer = self.key(action.key).locator(".js-plotly-plot .scatterlayer .trace")
             self.mouse_click(layer.nth(trace).locator(".point").nth(i))
         elif isinstance(action, bench.Row):       # the row-selection column: 35 px header and rows
             grid = self.key(action.key).locator('[data-testid="stDataFrame"]')

@@ -90,17 +90,16 @@ def chart_point(at: AppTest, click: bench.ChartClick) -> dict:
     chart = next((c for c in at.get("plotly_chart") if click.key in (c.proto.id or "")), None)
     if chart is None:
         raise LookupError(f"no chart {click.key!r} on the page")
-    n, trace = next((n, t) for n, t in enumerate(json.loads(chart.proto.spec)["data"]) if t.get("mode") != "text")
-    xs, ys = list(trace["x"]), list(trace["y"])
-    if click.pick == "off-diagonal":
-        values = trace["marker"]["color"]
-        i = max((i for i in range(len(xs)) if xs[i] != ys[i]), key=lambda i: values[i])
-    else:   # largest-error: a horizontal bar chart, categories on y, values on x
-        i = max((i for i in range(len(xs)) if ys[i] != "correct"), key=lambda i: xs[i])
-    point = {"x": xs[i], "y": ys[i], "curve_number": n, "point_number": i, "point_index": i}
-    if trace.get("customdata") is not None:
-        point["customdata"] = trace["customdata"][i]
-    return {"selection": {"points": [point], "point_indices": [i], "box": [], "lasso": []}}
+    data = json.loads(chart.proto.spec)["data"]
+    trace = next(t for t in data if t.get("mode") != "text")
+    xs, ys, values = list(trace["x"]), list(trace["y"]), trace["marker"]["color"]
+    i = max((i for i in range(len(xs)) if xs[i] != ys[i]), key=lambda i: values[i])
+    # The click lands on the trace that takes clicks (the matrix's "targets", over the cells)
+    n, target = next((n, t) for n, t in enumerate(data) if t.get("customdata") is not None)
+    j = next(j for j, xy in enumerate(zip(target["x"], target["y"])) if xy == (xs[i], ys[i]))
+    point = {"x": xs[i], "y": ys[i], "curve_number": n, "point_number": j, "point_index": j,
+             "customdata": target["customdata"][j]}
+    return {"selection": {"points": [point], "point_indices": [j], "box": [], "lasso": []}}
 
 
 def act(at: AppTest, action) -> None:

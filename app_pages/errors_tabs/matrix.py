@@ -25,6 +25,10 @@ PAIRING = (
     "to each label's gold items, columns to its predictions (Σ).")
 
 
+def _cell_filter(flt: dict) -> dict:
+    return {k: v for k, v in flt.items() if k in ("gold_label", "pred_label")}
+
+
 def _chosen(flt: dict) -> tuple | None:
     if not {"gold_label", "pred_label"} & set(flt):
         return None
@@ -57,12 +61,18 @@ def render(ws, run) -> None:
     flt = st.session_state.get(FILTER_KEY) or {}
     points = selected(st.session_state.get(K.MATRIX), "points")
     pick = cf.pick(points[0]) if points else None
-    shown = {k: v for k, v in flt.items() if k in ("gold_label", "pred_label")}
-    if pick is not None and pick.filter() != shown:
+    if pick is not None and pick.filter() != _cell_filter(flt):
         select_filter(pick.filter())
         flt = pick.filter()
-    cf = outline(cf, _chosen(flt))
+    # Streamlit keeps a chart whose figure did not change as the browser drew it, with the ring
+    # Plotly put on the clicked cell: after a click on this chart the figure is sent as before
+    # (a changed one would be a new element, redrawn whole). A cell chosen anywhere else (another
+    # tab, a link, no click yet) is marked in the figure.
+    if pick is None or pick.filter() != _cell_filter(flt):
+        st.session_state[K.MATRIX_MARK] = _chosen(flt)
+    cf = outline(cf, st.session_state.get(K.MATRIX_MARK))
     st.caption("Click a cell for its examples; the Σ row and column select a whole gold row or "
-               "predicted column. Green borders: the diagonal. Scroll sideways for more columns. " + PAIRING)
+               "predicted column; a black ring marks the cell listed. Green borders: the diagonal. "
+               "Scroll sideways for more columns. " + PAIRING)
     wide_plotly_chart(cf.figure, width=cf.width, key=K.MATRIX, box_key=K.MATRIX_BOX, on_select="rerun",
                       selection_mode="points")

@@ -1,11 +1,15 @@
-"""The error taxonomy as a clickable bar chart of the error categories (the correct rows stated
-apart, with a button that lists them), and the tags (nesting, schema violations...)."""
+"""The error taxonomy as a table of the error categories with a bar per row, a click on a row
+listing its error rows (the correct rows stated apart, with a button that lists them), and the
+tags (nesting, schema violations...).
+
+A table rather than a Plotly bar chart: the data grid's code is on the page already (the rows
+list), Plotly's bundle is not, and loading it took 1-2 s of this tab's first open."""
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
-from app_pages.charts import bar_figure
-from app_pages.common import md, plot_labels, selected
+from app_pages.common import md, selected
 from app_pages.errors_tabs.state import seen_filter, select_filter
 from app_pages.keys import Errors as K
 from cblue_core.store.confusion import CORRECT_CATEGORIES
@@ -15,6 +19,14 @@ def split_correct(counts: dict[str, int]) -> tuple[dict[str, int], dict[str, int
     """(correct categories, error categories) of a run's row counts, each in the given order."""
     correct = {k: n for k, n in counts.items() if k in CORRECT_CATEGORIES}
     return correct, {k: n for k, n in counts.items() if k not in CORRECT_CATEGORIES}
+
+
+def category_table(errors: dict[str, int]) -> pd.DataFrame:
+    """One row per error category, the most frequent first: its rows and share of all error rows."""
+    total = sum(errors.values())
+    ordered = sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))
+    return pd.DataFrame({"error category": [k for k, _ in ordered], "error rows": [n for _, n in ordered],
+                         "share": [n / total if total else 0.0 for _, n in ordered]})
 
 
 def render(ws, run) -> None:
@@ -34,14 +46,18 @@ def render(ws, run) -> None:
     if not errors:
         st.success("No error rows: every item was matched.")
     else:
-        categories = plot_labels(errors)
-        # The shared builder (plain go.Bar): plotly.express took 0.15-0.6 s per rerun for these few bars.
-        fig = bar_figure(errors, title="Error categories (correct rows apart)", x_title="error category",
-                         y_title="error rows", horizontal=True, sort=True)
-        event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=K.TAXONOMY)
-        points = selected(event, "points")
-        if points:
-            select_filter({"category": categories.get(points[0]["y"], points[0]["y"])})
+        table = category_table(errors)
+        st.markdown("**Error categories** (correct rows apart): click a row to list its error rows.")
+        event = st.dataframe(
+            table, key=K.TAXONOMY, on_select="rerun", selection_mode="single-row", hide_index=True,
+            column_config={
+                "error category": st.column_config.TextColumn("error category"),
+                "error rows": st.column_config.ProgressColumn(
+                    "error rows", format="%d", min_value=0, max_value=int(table["error rows"].max())),
+                "share": st.column_config.NumberColumn("share of error rows", format="percent")})
+        rows = selected(event, "rows")
+        if rows and 0 <= int(rows[0]) < len(table):
+            select_filter({"category": table["error category"].iloc[int(rows[0])]})
     tags = ws.runs.tag_counts(run.run_id, seen=seen_filter())
     if tags:
         tag = st.selectbox("Or a tag (nesting, schema violations, Combined triples…)",

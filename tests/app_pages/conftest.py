@@ -103,6 +103,16 @@ def matrix_click(at: AppTest, task: str, gold: str | None, pred: str | None) -> 
     raise AssertionError(f"no cell ({gold}, {pred}) in the matrix")
 
 
+def taxonomy_click(at: AppTest, category: str) -> dict:
+    """What a click on the taxonomy table's row of ``category`` sends back (read from the table
+    the page drew)."""
+    table = at.dataframe(key="err_tax").value
+    shown = list(table["error category"])
+    if category not in shown:
+        raise AssertionError(f"no row {category!r} in the taxonomy table: {shown}")
+    return {"selection": {"rows": [shown.index(category)], "columns": [], "cells": []}}
+
+
 def count_calls(monkeypatch, owner, name: str) -> dict[str, int]:
     """Replace ``owner.name`` by a spy that counts its calls (and calls the real one)."""
     calls = {"n": 0}

@@ -157,8 +157,8 @@ def test_missed_and_spurious_have_a_row_and_column_of_their_own():
     tx = texts(cf.figure)
     assert tx[(2, 1)][0] == "2" and tx[(1, 2)][0] == "4" and tx[(0, 2)][0] == "3"   # (x=pred, y=gold)
     assert tx[(3, 1)][0] == "7" and tx[(1, 3)][0] == "10"         # Σ: gold a 7; predicted a 10
-    cells = trace(cf.figure, "cells")
-    hover = {(x, y): d for x, y, d in zip(cells["x"], cells["y"], cells["customdata"])}
+    targets = trace(cf.figure, "targets")
+    hover = {(x, y): d for x, y, d in zip(targets["x"], targets["y"], targets["customdata"])}
     assert hover[(2, 1)][3].startswith("∅") and "missed" in hover[(2, 1)][3]
     assert hover[(1, 2)][2].startswith("∅") and "spurious" in hover[(1, 2)][2]
     assert cf.pick({"customdata": [2, 1]}) == CellPick((NONE,), ("a",))
@@ -228,11 +228,14 @@ def test_a_click_maps_back_to_the_labels_and_the_sums():
     codes = list(CMEEE.label_codes)
     cf = confusion_figure(counts_for(codes, off=1.0), labels=codes, label_text=CMEEE.display_label)
     fig = cf.figure.to_dict()
-    cells, totals = trace(cf.figure, "cells"), trace(cf.figure, "totals")
-    for t in (cells, totals):
-        for x, y, data in zip(t["x"], t["y"], t["customdata"]):
-            assert data[:2] == [y, x]
-    dis_dru = next(d for d in cells["customdata"] if d[:2] == [0, 2])    # gold dis, predicted dru
+    cells, totals, targets = (trace(cf.figure, name) for name in ("cells", "totals", "targets"))
+    # every coloured and Σ square has its click target, and only the targets take clicks
+    assert list(zip(targets["x"], targets["y"])) == [*zip(cells["x"], cells["y"]), *zip(totals["x"], totals["y"])]
+    assert cells["hoverinfo"] == totals["hoverinfo"] == "skip" and "hoverinfo" not in targets
+    for x, y, data in zip(targets["x"], targets["y"], targets["customdata"]):
+        assert data[:2] == [y, x]
+    assert cf.targets == {(y, x): i for i, (x, y) in enumerate(zip(targets["x"], targets["y"]))}
+    dis_dru = next(d for d in targets["customdata"] if d[:2] == [0, 2])    # gold dis, predicted dru
     assert cf.pick({"x": 2, "y": 0, "customdata": dis_dru}) == CellPick(("dis",), ("dru",))
     assert cf.pick({"customdata": [0, 9]}) == CellPick(("dis",), None)       # Σ column: all predicted
     assert cf.pick({"customdata": [9, 3]}) == CellPick(None, ("equ",))       # Σ row: all gold
@@ -246,16 +249,20 @@ def test_a_click_maps_back_to_the_labels_and_the_sums():
 
 @pytest.mark.parametrize("selected, position", [(("sym", "dis"), (0, 1)), (("sym", None), (9, 1)),
                                                 (("sym", ALL), (9, 1)), ((None, "ite"), (6, 9))])
-def test_the_selected_cell_is_outlined_and_nothing_fades(selected, position):
+def test_the_selected_cell_is_ringed_and_nothing_fades(selected, position):
     codes = list(CMEEE.label_codes)
     cf = confusion_figure(counts_for(codes, off=1.0), labels=codes, selected=selected)
     assert cf.selected == position[::-1]
-    outline = trace(cf.figure, "selected")
-    assert list(zip(outline["x"], outline["y"])) == [position, position]
-    assert outline["marker"]["symbol"] == "square-open"
-    assert max(outline["marker"]["line"]["width"]) >= 3 and outline["marker"]["color"][0] == "#111111"
-    assert outline["hoverinfo"] == "skip"                                    # takes no clicks
-    for name in ("cells", "totals", "selected"):
+    targets = trace(cf.figure, "targets")
+    # the figure marks the cell's target selected, as Plotly marks a clicked one
+    (index,) = targets["selectedpoints"]
+    assert (targets["x"][index], targets["y"][index]) == position
+    # a ring, invisible until Plotly selects its point
+    assert targets["marker"]["symbol"] == "square-open" and targets["marker"]["color"] == "#111111"
+    assert targets["marker"]["line"]["width"] >= 3 and targets["marker"]["size"] >= cf.cell_px - 2
+    assert targets["marker"]["opacity"] == 0
+    assert targets["selected"]["marker"]["opacity"] == 1 and targets["unselected"]["marker"]["opacity"] == 0
+    for name in ("cells", "totals"):
         t = trace(cf.figure, name)
         assert t["marker"]["opacity"] == 1
         # Plotly fades unselected points to 20% after a click unless these say otherwise
@@ -267,14 +274,19 @@ def test_the_selected_cell_is_outlined_and_nothing_fades(selected, position):
     assert numbers["selected"]["textfont"]["color"]
     assert "unselected" not in numbers
     assert numbers["hoverinfo"] == "skip"
+    # the ring is drawn over the numbers: the targets come last
+    assert cf.figure.to_dict()["data"][-1]["name"] == "targets"
     assert_readable(cf.figure)
 
 
-def test_no_outline_without_a_selection_or_for_an_unknown_label():
+def test_no_ring_without_a_selection_or_for_an_unknown_label_or_an_empty_cell():
     codes = list(CMEEE.label_codes)
-    assert trace(confusion_figure(counts_for(codes), labels=codes).figure, "selected") is None
+    assert "selectedpoints" not in trace(confusion_figure(counts_for(codes), labels=codes).figure, "targets")
     cf = confusion_figure(counts_for(codes), labels=codes, selected=("nope", "dis"))
-    assert cf.selected is None and trace(cf.figure, "selected") is None
+    assert cf.selected is None and "selectedpoints" not in trace(cf.figure, "targets")
+    df = pd.DataFrame([("a", "a", 5), ("b", "b", 7)], columns=["gold_label", "pred_label", "n"])
+    empty = confusion_figure(df, selected=("a", "b"))          # gold a, predicted b: no items
+    assert empty.selected is None and "selectedpoints" not in trace(empty.figure, "targets")
 
 
 def test_top_k_merges_the_rest_into_other():
@@ -290,8 +302,9 @@ def test_top_k_merges_the_rest_into_other():
     assert cf.pick({"customdata": [10, 11]}) == CellPick(cf.merged, None)
     assert cf.pick({"customdata": [10, 10]}).gold == cf.merged
     # the counts are kept: every cell of the figure sums to the data's total
-    cells = trace(cf.figure, "cells")
-    assert sum(int(d[4].replace(",", "").split()[0]) for d in cells["customdata"]) == int(df["n"].sum())
+    targets = trace(cf.figure, "targets")
+    in_cells = [d for d in targets["customdata"] if 11 not in d[:2]]      # not the Σ row or column
+    assert sum(int(d[4].replace(",", "").split()[0]) for d in in_cells) == int(df["n"].sum())
     # a selection on a merged label outlines "other"
     sel = confusion_figure(df, labels=codes, top_k=10, selected=(cf.merged[0], cf.merged[1]))
     assert sel.selected == (10, 10)
@@ -317,15 +330,16 @@ def test_labels_order_the_axes_and_empty_labels_still_show():
 
 
 def test_a_plain_figure_is_outlined_on_a_copy():
-    """What the page caches is Plotly's dict of the matrix: outlining a click on it must leave the
-    cached figure as it was (the next click outlines another cell, not two)."""
+    """What the page caches is Plotly's dict of the matrix: marking a cell on it must leave the
+    cached figure as it was (the next mark rings another cell, not two)."""
     codes = list(CMEEE.label_codes)
     built = confusion_figure(counts_for(codes, off=1.0), labels=codes)
     plain = built.plain()
-    before = [t["name"] for t in plain.figure["data"]]
+    before = [dict(t) for t in plain.figure["data"]]
     picked = outline(plain, ("sym", "dis"))
-    assert [t["name"] for t in plain.figure["data"]] == before and plain.selected is None
+    assert plain.figure["data"] == before and plain.selected is None
     on_figure = outline(built, ("sym", "dis"))
     assert picked.selected == on_figure.selected == (codes.index("sym"), codes.index("dis"))
-    assert [t["name"] for t in picked.figure["data"]] == [*before, "selected"]
-    assert picked.figure["data"][-1] == trace(on_figure.figure, "selected")
+    assert [t["name"] for t in picked.figure["data"]] == [t["name"] for t in before]
+    assert picked.figure["data"][-1]["selectedpoints"] == trace(on_figure.figure, "targets")["selectedpoints"]
+    assert outline(plain, None) is plain                       # nothing marked: the figure as cached

@@ -1,6 +1,7 @@
 """The Errors page's confusion-matrix tab under AppTest, on the sample CMeIE run (many
-predicates): the top-k control is on the page, a click outlines its cell in the run it starts,
-and the ∅ column lists exactly the rows it counts."""
+predicates): the top-k control is on the page, a click is answered with the figure unchanged (the
+browser keeps the ring Plotly drew on the clicked cell, tested in Chromium), a cell chosen
+elsewhere is marked in the figure, and the ∅ column lists exactly the rows it counts."""
 from __future__ import annotations
 
 import json
@@ -39,9 +40,13 @@ def matrix_spec(at: AppTest) -> dict:
     return json.loads(chart.proto.spec)
 
 
-def outline(at: AppTest) -> tuple[int, int] | None:
-    found = [t for t in matrix_spec(at)["data"] if t.get("name") == "selected"]
-    return (found[0]["y"][0], found[0]["x"][0]) if found else None
+def marked(at: AppTest) -> tuple[int, int] | None:
+    """The (row, column) of the cell the figure itself marks selected, or None."""
+    targets = next(t for t in matrix_spec(at)["data"] if t.get("name") == "targets")
+    if not targets.get("selectedpoints"):
+        return None
+    (index,) = targets["selectedpoints"]
+    return targets["y"][index], targets["x"][index]
 
 
 def confused_pair(cm) -> tuple[str, str]:
@@ -50,19 +55,32 @@ def confused_pair(cm) -> tuple[str, str]:
     return (pair.iloc[0].gold_label, pair.iloc[0].pred_label) if len(pair) else (cm.iloc[0].gold_label,) * 2
 
 
-def click_outlines(at: AppTest, gold: str | None, pred: str | None) -> None:
-    """Click the cell (gold, pred): the rerun it starts outlines that cell."""
+def click_keeps_the_figure(at: AppTest, gold: str | None, pred: str | None) -> None:
+    """Click the cell (gold, pred): the rerun it starts lists the cell's rows and sends the figure
+    the browser already drew (Streamlit keeps that chart, and the ring on the clicked cell)."""
+    before = matrix_spec(at)
     click = matrix_click(at, "CMeIE", gold, pred)
     at.session_state["err_cm"] = click
     at.run()
     assert not at.exception, at.exception
-    point = click["selection"]["points"][0]
-    assert outline(at) == (point["y"], point["x"])
+    assert matrix_spec(at) == before
+    assert any(c.value.startswith("Filter: ") for c in at.caption)
 
 
-def test_a_click_outlines_its_cell_in_the_run_it_starts(matrix_tab, cmeie_db):
-    assert outline(matrix_tab) is None
-    click_outlines(matrix_tab, *confused_pair(cmeie_db["cm"]))
+def test_a_click_keeps_the_figure_and_a_cell_chosen_elsewhere_is_marked(matrix_tab, cmeie_db):
+    assert marked(matrix_tab) is None
+    gold, pred = confused_pair(cmeie_db["cm"])
+    click_keeps_the_figure(matrix_tab, gold, pred)
+    # the same cell chosen elsewhere (here: the filter set, no click on this chart): marked
+    matrix_tab.session_state["err_cm"] = {"selection": {"points": [], "point_indices": [], "box": [],
+                                                        "lasso": []}}
+    matrix_tab.session_state["err_filter"] = {"gold_label": gold}
+    matrix_tab.run()
+    spec = matrix_spec(matrix_tab)
+    targets = next(t for t in spec["data"] if t.get("name") == "targets")
+    row, column = marked(matrix_tab)
+    assert targets["customdata"][targets["selectedpoints"][0]][:2] == [row, column]
+    assert targets["customdata"][targets["selectedpoints"][0]][3].startswith("Σ")     # the Σ column
 
 
 def test_the_missed_column_lists_the_rows_it_counts(matrix_tab, cmeie_db):
@@ -91,8 +109,8 @@ def test_the_top_k_control_merges_the_rest_into_other(matrix_tab, cmeie_db):
 def test_a_click_on_other_lists_the_rows_of_every_merged_label(matrix_tab, cmeie_db):
     matrix_tab.radio(key="err_top_k").set_value(10).run()
     spec = matrix_spec(matrix_tab)
-    cells = next(t for t in spec["data"] if t.get("name") == "cells")
-    other = next(d for d in cells["customdata"] if str(d[2]).startswith("other") and str(d[3]).startswith("∅"))
+    targets = next(t for t in spec["data"] if t.get("name") == "targets")
+    other = next(d for d in targets["customdata"] if str(d[2]).startswith("other") and str(d[3]).startswith("∅"))
     matrix_tab.session_state["err_cm"] = {"selection": {"points": [{"customdata": other, "x": other[1],
                                                                     "y": other[0]}],
                                                         "point_indices": [0], "box": [], "lasso": []}}
@@ -104,14 +122,13 @@ def test_a_click_on_other_lists_the_rows_of_every_merged_label(matrix_tab, cmeie
 
 def test_a_click_builds_no_matrix(matrix_tab, cmeie_db, monkeypatch):
     """A click built the 44-label figure again (0.06-0.3 s, 0.5 s of the click's script in
-    Chromium): the figure of the view is now built once and cached, and a click only outlines
-    its cell on it."""
+    Chromium), then sent a changed figure that the browser redrew whole (0.5-1 s): the figure of
+    the view is built once and cached, and a click sends it unchanged."""
     from app_pages.errors_tabs import derived
     from tests.app_pages.conftest import count_calls
 
     builds = count_calls(monkeypatch, derived, "confusion_figure")
     gold, pred = confused_pair(cmeie_db["cm"])
-    click_outlines(matrix_tab, gold, pred)
-    click_outlines(matrix_tab, gold, None)              # a second click, outlined where it fell
+    click_keeps_the_figure(matrix_tab, gold, pred)
+    click_keeps_the_figure(matrix_tab, gold, None)      # a second click
     assert builds["n"] == 0
-    assert len([t for t in matrix_spec(matrix_tab)["data"] if t.get("name") == "selected"]) == 1

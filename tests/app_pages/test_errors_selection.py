@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import Counter
 
 import pytest
@@ -15,7 +14,7 @@ from app_pages.errors_tabs.rows import selection_csv
 from cblue_core.store.error_selection import ErrorSelection
 from cblue_core.store.training_sets import TrainingSet
 from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import opened
+from tests.app_pages.conftest import opened, taxonomy_click
 from tests.store.many_errors import EXAMPLES, add_other_run, build, error_rows, inputs, seen, seen_by_other
 
 
@@ -43,8 +42,10 @@ def open_page(many, monkeypatch):
 
 
 def click_bar(at: AppTest, category: str) -> AppTest:
-    at.session_state["err_tax"] = {"selection": {"points": [{"y": category, "x": 1}], "point_indices": [0],
-                                                 "box": [], "lasso": []}}
+    """A click on the category's row of the taxonomy; "correct": the button that lists them."""
+    if category == "correct":
+        return at.button(key="err_tax_correct").click().run()
+    at.session_state["err_tax"] = taxonomy_click(at, category)
     return at.run()
 
 
@@ -92,10 +93,10 @@ def test_training_records_filter_reaches_tabs_and_rows(open_page, many):
     assert f"{missed} rows in {missed} examples" in captions(at)
     assert "Filter: category = missed, training records = unseen only" in captions(at)
     assert not any(seen(i) for i in at.dataframe(key="err_rows").value["idx"])
-    bars = json.loads(next(c for c in at.get("plotly_chart") if "err_tax" in c.proto.id).proto.spec)["data"][0]
-    # the chart holds the error categories; the correct rows are counted apart
-    assert dict(zip(bars["y"], bars["x"])) == Counter(r["category"] for r in error_rows()
-                                                      if not seen(r["idx"]) and r["category"] != "correct")
+    table = at.dataframe(key="err_tax").value
+    # the table holds the error categories; the correct rows are counted apart
+    assert dict(zip(table["error category"], table["error rows"])) == Counter(
+        r["category"] for r in error_rows() if not seen(r["idx"]) and r["category"] != "correct")
 
 
 def test_training_records_filter_is_unknown_for_an_import(open_page, many):

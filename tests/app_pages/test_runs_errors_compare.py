@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.runs import import_run
 from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import APP, html_of, matrix_click
+from tests.app_pages.conftest import APP, html_of, matrix_click, taxonomy_click
 from tests.conftest import SAMPLE_DATA
 
 
@@ -68,8 +68,7 @@ def test_sigma_row_selects_a_whole_gold_label(open_page, runs_db):
 
 def test_taxonomy_bar_clicks_through(open_page, runs_db):
     at = open_page("pages/errors.py", {"run": str(runs_db["a"]), "tab": "taxonomy"})
-    at.session_state["err_tax"] = {"selection": {"points": [{"y": "missed", "x": 4}],
-                                                 "point_indices": [0], "box": [], "lasso": []}}
+    at.session_state["err_tax"] = taxonomy_click(at, "missed")
     at.run()
     assert not at.exception, at.exception
     shown = [c.value for c in at.caption] + [i.value for i in at.info]
