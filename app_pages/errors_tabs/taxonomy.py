@@ -53,7 +53,7 @@ def render(ws, run) -> None:
             column_config={
                 "error category": st.column_config.TextColumn("error category"),
                 "error rows": st.column_config.ProgressColumn(
-                    "error rows", format="%d", min_value=0, max_value=int(table["error rows"].max())),
+                    "error rows", format="localized", min_value=0, max_value=int(table["error rows"].max())),
                 "share": st.column_config.NumberColumn("share of error rows", format="percent")})
         rows = selected(event, "rows")
         if rows and 0 <= int(rows[0]) < len(table):
