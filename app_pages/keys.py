@@ -195,7 +195,6 @@ class Annotate:
     QUEUE_LAST = "ann_rq_last"
     QUEUE_KIND = "ann_rq_kind"          # which queue: the review reasons, or a run's model queue
     QUEUE_MEASURE = "ann_rq_measure"    # the uncertainty of class probabilities: margin or entropy
-    QUEUE_PICK = "ann_rq_pick"
     QUEUE_OPEN = "ann_rq_open"
 
     # Agreement
@@ -225,6 +224,12 @@ class Annotate:
     def queue_table(queue: str) -> str:
         """One review table per queue: a row picked in one is not a pick in another."""
         return f"ann_rq_table::{queue}"
+
+    @staticmethod
+    def queue_pick(queue: str) -> str:
+        """One "Item" picker per queue: with one key for all, the browser kept showing the first
+        queue's item labels after another queue was chosen (the options, 0..99, did not change)."""
+        return f"ann_rq_pick::{queue}"
 
     @staticmethod
     def revert(event_id: int) -> str:

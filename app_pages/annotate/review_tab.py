@@ -119,9 +119,10 @@ def _show(items: list[ReviewItem], choice: str, run_id: int | None) -> None:
         open_item(int(frame.iloc[rows[0]]["idx"]), run_id, next_run=True)
         st.rerun()
     st.session_state[K.QUEUE_LAST] = (choice, rows)
-    if st.session_state.get(K.QUEUE_PICK, 0) not in range(len(items)):
-        st.session_state[K.QUEUE_PICK] = 0
+    pick_key = K.queue_pick(choice)
+    if st.session_state.get(pick_key, 0) not in range(len(items)):
+        st.session_state[pick_key] = 0
     r1, r2 = st.columns([3, 1])
-    pick = r1.selectbox("Item", range(len(items)), key=K.QUEUE_PICK,
+    pick = r1.selectbox("Item", range(len(items)), key=pick_key,
                         format_func=lambda i: f"#{items[i].idx} · {items[i].reason} · {items[i].detail[:80]}")
     r2.button("Open in the editor", key=K.QUEUE_OPEN, on_click=open_item, args=(items[pick].idx, run_id))

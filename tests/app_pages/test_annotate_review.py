@@ -84,7 +84,7 @@ def test_most_uncertain_queue_puts_the_near_tie_first(review_tab, review_db):
 def test_opening_an_item_sets_the_example_and_the_suggestion_source(review_tab, review_db):
     run = review_db["run"]
     at = pick_queue(review_tab, f"likely_gold_error:{run}")
-    at.selectbox(key="ann_rq_pick").set_value(1)
+    at.selectbox(key=f"ann_rq_pick::likely_gold_error:{run}").set_value(1)
     ok(at.run())
     next(b for b in at.button if b.key == "ann_rq_open").click()
     ok(at.run())
@@ -95,6 +95,18 @@ def test_opening_an_item_sets_the_example_and_the_suggestion_source(review_tab, 
     shown = " ".join(m.value for m in at.markdown)
     assert "Suggested label" in shown and "probability 0.9" in shown
     assert any(b.key == "ann_suggest_use_label" for b in at.button)
+
+
+def test_each_queue_has_its_own_item_picker(review_tab, review_db):
+    """One picker for every queue (options 0..99 each time) kept showing the first queue's item
+    labels in Chromium after another queue was chosen."""
+    run = review_db["run"]
+    first = review_tab.selectbox(key="ann_rq_pick::reasons")
+    assert first.options[0].startswith(f"#{review_tab.dataframe[0].value['idx'].iloc[0]} · ")
+    at = pick_queue(review_tab, f"uncertain:{run}")
+    picker = at.selectbox(key=f"ann_rq_pick::uncertain:{run}")
+    assert picker.value == 0 and picker.options[0].startswith(f"#{TIE} · uncertain · margin 0.03")
+    assert not [s for s in at.selectbox if s.key == "ann_rq_pick::reasons"]
 
 
 def test_selecting_a_row_opens_it_with_the_suggestion_source(review_tab, review_db):
