@@ -1,7 +1,7 @@
 """Chart builders the pages share: bar and histogram charts, a grid for laying charts out, and
-the colour, contrast and text-width helpers the charts share (the confusion matrix is
-:mod:`app_pages.confusion_chart`, the bucket panels :mod:`app_pages.bucket_chart`). Pure
-functions: no Streamlit call here; each returns a Plotly figure.
+the colour, contrast and text-width helpers the charts share (the confusion matrix, HTML:
+:mod:`app_pages.confusion_chart`; the bucket panels :mod:`app_pages.bucket_chart`). Pure
+functions: no Streamlit call here; each builder returns a Plotly figure.
 
 Every label that comes from data reaches Plotly through :func:`app_pages.common.plot_text`
 (Plotly renders a small HTML subset in tick labels, hover text and titles). Every label is shown:

@@ -117,9 +117,6 @@ class Errors:
     SEEN = "err_seen"                      # Training records: all / unseen only / seen only
     SEEN_ACTIVE = "err_seen_active"        # what that filter means for the run shown (None: all)
     NORMALISE = "err_norm"
-    MATRIX = "err_cm"
-    MATRIX_BOX = "err_cm_box"              # the container that scrolls the matrix sideways
-    MATRIX_MARK = "err_cm_mark"            # the cell the matrix's figure itself marks selected
     TOP_K = "err_top_k"                    # how many labels the matrix shows before "other"
     TAXONOMY = "err_tax"
     TAXONOMY_CORRECT = "err_tax_correct"   # the button that lists the correct rows
@@ -129,6 +126,12 @@ class Errors:
     SLICE_PREDICATE = "err_slice_pred"
     SLICE_SAVE = "err_slice_save"
     GOLD_VERSION = "err_gold_version"
+
+    @staticmethod
+    def matrix(version: str) -> str:
+        """The matrix of one view (run, training-records filter, normalised, top k): a click on
+        one view's grid ("row,column") is no click on another's, whose cells are elsewhere."""
+        return f"err_cm::{version}"
 
 
 class Compare:

@@ -123,23 +123,20 @@ SETTLED_JS = """
 }
 """
 
-# [trace, point] of a ChartClick's pick, read from the figure plotly.js drew
-POINT_JS = """
-([sel, pick]) => {
-  const gd = document.querySelector(sel + ' .js-plotly-plot');
-  if (!gd) return null;
-  const arr = (v) => v == null ? [] : (v._inputArray ? Array.from(v._inputArray)
-                     : (ArrayBuffer.isView(v) ? Array.from(v) : v));
-  const traces = gd._fullData || gd.data;
-  const t = traces.findIndex(tr => tr.mode !== 'text');
-  if (t < 0) return null;
-  const xs = arr(traces[t].x), ys = arr(traces[t].y), colour = arr((traces[t].marker || {}).color);
-  let best = -1, value = -Infinity;
-  for (let i = 0; i < xs.length; i++) {
-    const v = xs[i] !== ys[i] ? colour[i] : -Infinity;      // pick: 'off-diagonal'
-    if (v > value) { best = i; value = v; }
+# The key ("row,column") of a MatrixClick's cell: the busiest off the diagonal, not a Σ total,
+# read from the grid the page drew (in the component's shadow root; a cell's title ends with its
+# count).
+BUSIEST_CELL_JS = """
+() => {
+  const root = [...document.querySelectorAll('*')].map(e => e.shadowRoot)
+                 .find(r => r && r.querySelector('.cbr-cm'));
+  if (!root) return null;
+  let best = null, most = -1;
+  for (const cell of root.querySelectorAll('.cbr-cm-c:not(.d):not(.t)')) {
+    const n = parseInt(cell.title.split('\\n').pop().replace(/,/g, ''), 10);
+    if (n > most) { most = n; best = cell.dataset.pick; }
   }
-  return best < 0 ? null : [t, best];
+  return best;
 }
 """
 
@@ -257,15 +254,12 @@ class Driver:
         timeout = STEP_TIMEOUT_MS
         if isinstance(action, bench.Tab):
             self.page.get_by_role("tab", name=action.name, exact=True).click(timeout=timeout)
-        elif isinstance(action, bench.ChartClick):
-            sel = f".st-key-{action.key}"
-            self.page.wait_for_selector(f"{sel} .js-plotly-plot .point", timeout=timeout)
-            found = self.page.evaluate(POINT_JS, [sel, action.pick])
+        elif isinstance(action, bench.MatrixClick):
+            self.page.locator(".cbr-cm-c").first.wait_for(timeout=timeout)
+            found = self.page.evaluate(BUSIEST_CELL_JS)
             if found is None:
-                raise Failed(f"no point to click in {sel}")
-            trace, i = found
-            layer = self.key(action.key).locator(".js-plotly-plot .scatterlayer .trace")
-            self.mouse_click(layer.nth(trace).locator(".point").nth(i))
+                raise Failed("no cell off the diagonal to click in the matrix")
+            self.mouse_click(self.page.locator(f'.cbr-cm-c[data-pick="{found}"]'))
         elif isinstance(action, bench.Row):       # the row-selection column: 35 px header and rows
             grid = self.key(action.key).locator('[data-testid="stDataFrame"]')
             grid.scroll_into_view_if_needed(timeout=timeout)

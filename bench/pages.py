@@ -85,29 +85,26 @@ def page_text(at: AppTest) -> str:
     return normalised("\n".join(parts))
 
 
-def chart_point(at: AppTest, click: bench.ChartClick) -> dict:
-    """What a click on the chart sends back (see ChartClick), read from the figure drawn."""
-    chart = next((c for c in at.get("plotly_chart") if click.key in (c.proto.id or "")), None)
-    if chart is None:
-        raise LookupError(f"no chart {click.key!r} on the page")
-    data = json.loads(chart.proto.spec)["data"]
-    trace = next(t for t in data if t.get("mode") != "text")
-    xs, ys, values = list(trace["x"]), list(trace["y"]), trace["marker"]["color"]
-    i = max((i for i in range(len(xs)) if xs[i] != ys[i]), key=lambda i: values[i])
-    # The click lands on the trace that takes clicks (the matrix's "targets", over the cells)
-    n, target = next((n, t) for n, t in enumerate(data) if t.get("customdata") is not None)
-    j = next(j for j, xy in enumerate(zip(target["x"], target["y"])) if xy == (xs[i], ys[i]))
-    point = {"x": xs[i], "y": ys[i], "curve_number": n, "point_number": j, "point_index": j,
-             "customdata": target["customdata"][j]}
-    return {"selection": {"points": [point], "point_indices": [j], "box": [], "lasso": []}}
+def matrix_click(at: AppTest) -> tuple[str, dict]:
+    """What a click on the matrix's busiest cell off the diagonal sends back (see MatrixClick),
+    read from the grid drawn: (the component's key, its state)."""
+    grid = next((e for e in at.get("bidi_component") if str(getattr(e, "key", "")).startswith("err_cm::")), None)
+    if grid is None:
+        raise LookupError("no confusion matrix on the page")
+    cells = re.findall(r'<div class="cbr-cm-c([^"]*)" data-pick="(\d+,\d+)"[^>]*title="([^"]*)"',
+                       json.loads(grid.proto.json)["html"])
+    counts = {key: int(title.rsplit("\n", 1)[-1].split()[0].replace(",", ""))
+              for kind, key, title in cells if not {"d", "t"} & set(kind.split())}
+    return grid.key, {"pick": max(counts, key=counts.__getitem__)}
 
 
 def act(at: AppTest, action) -> None:
     """Change what the browser would send for ``action`` (the rerun follows)."""
     if isinstance(action, bench.Tab):
         at.session_state[action.key] = action.name
-    elif isinstance(action, bench.ChartClick):
-        at.session_state[action.key] = chart_point(at, action)
+    elif isinstance(action, bench.MatrixClick):
+        key, value = matrix_click(at)
+        at.session_state[key] = value
     elif isinstance(action, bench.Row):
         at.session_state[action.key] = {"selection": {"rows": [action.row], "columns": [], "cells": []}}
     elif isinstance(action, bench.Type):

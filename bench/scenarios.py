@@ -13,7 +13,7 @@ Workspaces
 
 Scenarios
     A scenario opens one page by its URL (path and query parameters) in a fresh session, then
-    takes steps a user takes there. A step is a widget action (:class:`Tab`, :class:`ChartClick`,
+    takes steps a user takes there. A step is a widget action (:class:`Tab`, :class:`MatrixClick`,
     :class:`Row`, :class:`Type`, :class:`Choose`, :class:`Press`, :class:`StepUp`, :class:`Number`) that each driver
     performs its own way, plus what the page must show afterwards (:class:`Shows`,
     :class:`Changes`: regular expressions over the page's text). The drivers also check that the
@@ -184,13 +184,9 @@ class Tab:
 
 
 @dataclass(frozen=True)
-class ChartClick:
-    """A click on a point of the Plotly chart with widget key ``key``: ``pick`` is
-    ``"off-diagonal"``, the confusion-matrix cell off the diagonal with the largest value, the
-    one a user looks at first (the only pick: the other charts are HTML or tables)."""
-
-    key: str
-    pick: str
+class MatrixClick:
+    """A click on the confusion matrix's busiest cell off the diagonal (not a Σ total), the one a
+    user looks at first."""
 
 
 @dataclass(frozen=True)
@@ -243,7 +239,7 @@ class Number:
     value: int
 
 
-Action = Tab | ChartClick | Row | Type | Choose | Press | StepUp | Number
+Action = Tab | MatrixClick | Row | Type | Choose | Press | StepUp | Number
 Check = Shows | Changes
 
 
@@ -275,7 +271,7 @@ def _errors(run_id: int) -> Scenario:
     rows = Shows(r"[1-9][\d,]* rows? in [\d,]+ example")
     return Scenario("errors", {"run": str(run_id)}, (Shows("Examples behind the selection"),), (
         Step("tab Confusion matrix", Tab("err_tab", "Confusion matrix"), (Shows("Click a cell for its examples"),)),
-        Step("confusion cell click", ChartClick("err_cm", "off-diagonal"), (Changes(r"Filter: ([^\n]+)"), rows)),
+        Step("confusion cell click", MatrixClick(), (Changes(r"Filter: ([^\n]+)"), rows)),
         Step("error row click", Row("err_rows", 0), (Changes(r"Example (\d+): gold above"),)),
         Step("tab Error taxonomy", Tab("err_tab", "Error taxonomy")),
         Step("taxonomy row click", Row("err_tax", 0), (Changes(r"Filter: ([^\n]+)"), rows)),

@@ -13,7 +13,8 @@ import streamlit as st
 
 from app_pages.bucket_chart import bucket_html
 from app_pages.common import run_evaluation_cached, session_cursor, shared_workspace
-from app_pages.confusion_chart import ConfusionFigure, confusion_figure
+from app_pages.confusion_chart import confusion_grid
+from app_pages.confusion_html import MatrixView, matrix_view
 from cblue_core.analysis.buckets import BucketScore
 from cblue_core.analysis.slices import SliceScore, slice_scores
 from cblue_core.derived import run_buckets_kept
@@ -46,11 +47,10 @@ def bucket_chart(path: str, run_id: int, metric: str, seen: Seen | None = None) 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def confusion_chart(path: str, run_id: int, seen: Seen | None, normalize: str | None,
-                    top_k: int | None) -> ConfusionFigure | None:
+                    top_k: int | None) -> MatrixView | None:
     """The run's confusion matrix, labels in the task's registry order (related labels together),
-    without an outline and as Plotly's dict (:meth:`ConfusionFigure.plain`): a click only
-    outlines its cell on it (:func:`app_pages.confusion_chart.outline`) instead of building the
-    44-label figure again. None when the run has no confusion pairs (or no longer exists)."""
+    with its HTML: built once per view (a click only moves the ring). None when the run has no
+    confusion pairs (or no longer exists)."""
     ws = shared_workspace(path).cursor()
     run = ws.runs.get(run_id)
     cm = None if run is None else ws.runs.confusion(run_id, seen=seen)
@@ -59,8 +59,8 @@ def confusion_chart(path: str, run_id: int, seen: Seen | None, normalize: str | 
     task = get_task(run.task)
     present = set(cm["gold_label"]) | set(cm["pred_label"])
     registry_order = [code for code in task.label_codes if code in present]
-    return confusion_figure(cm, labels=registry_order, normalize=normalize, top_k=top_k,
-                            label_text=task.display_label).plain()
+    return matrix_view(confusion_grid(cm, labels=registry_order, normalize=normalize, top_k=top_k,
+                                      label_text=task.display_label))
 
 
 def compute_slices(path: str, run_id: int, slices: tuple[tuple[str, str], ...],

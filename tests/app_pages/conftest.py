@@ -76,31 +76,47 @@ def html_of(at: AppTest) -> str:
     return "\n".join(str(getattr(e, "body", "") or getattr(e.proto, "body", "")) for e in at.get("html"))
 
 
-def matrix_click(at: AppTest, task: str, gold: str | None, pred: str | None) -> dict:
-    """What a click on the confusion-matrix cell (gold, pred) sends back (None: the Σ side),
-    read from the figure the page drew."""
+def matrix_grid(at: AppTest) -> tuple[str, dict]:
+    """The confusion matrix the page drew: its component's key and data (``html``, ``version``,
+    ``picked``)."""
     import json
 
-    from app_pages.common import plot_text
+    found = [e for e in at.get("bidi_component") if str(getattr(e, "key", "") or "").startswith("err_cm::")]
+    if not found:
+        raise AssertionError("no confusion matrix on the page")
+    return found[0].key, json.loads(found[0].proto.json)
+
+
+def matrix_labels(data: dict) -> list[str]:
+    """The grid's column labels in order (∅ and Σ included), unescaped."""
+    import html
+    import re
+
+    return [html.unescape(n) for n in re.findall(
+        r'<div class="cbr-cm-col" style="grid-column: \d+" title="[^"]*">([^<]*)</div>', data["html"])]
+
+
+def matrix_click(at: AppTest, task: str, gold: str | None, pred: str | None) -> tuple[str, dict]:
+    """What a click on the confusion-matrix cell (gold, pred) sends back (None: the Σ side), read
+    from the grid the page drew: (the component's key, its state)."""
     from cblue_core.tasks import get_task
 
+    key, data = matrix_grid(at)
+    names = matrix_labels(data)
     display = get_task(task).display_label
 
-    def shows(text: str, label: str | None) -> bool:
+    def position(label: str | None) -> int:
         if label is None:
-            return text.startswith("Σ")
-        if label == "∅":                       # "∅ (no gold item: spurious)" and the like
-            return text.startswith("∅")
-        return text in (plot_text(display(label)), plot_text(label))
+            return len(names) - 1                  # Σ, last
+        for shown in (display(label), label):
+            if shown in names:
+                return names.index(shown)
+        raise AssertionError(f"no label {label!r} in the matrix: {names}")
 
-    chart = next(c for c in at.get("plotly_chart") if getattr(c.proto, "id", "") and "err_cm" in c.proto.id
-                 or '"cells"' in c.proto.spec)
-    for trace in json.loads(chart.proto.spec)["data"]:
-        for data in trace.get("customdata") or []:
-            if shows(str(data[2]), gold) and shows(str(data[3]), pred):
-                return {"selection": {"points": [{"customdata": data, "x": data[1], "y": data[0]}],
-                                      "point_indices": [0], "box": [], "lasso": []}}
-    raise AssertionError(f"no cell ({gold}, {pred}) in the matrix")
+    pick = f"{position(gold)},{position(pred)}"
+    if f'data-pick="{pick}"' not in data["html"]:
+        raise AssertionError(f"no cell ({gold}, {pred}) in the matrix")
+    return key, {"pick": pick}
 
 
 def taxonomy_click(at: AppTest, category: str) -> dict:

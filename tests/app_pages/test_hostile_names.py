@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.runs import import_run
 from cblue_core.store.workspace import connect
-from tests.app_pages.conftest import matrix_click, opened
+from tests.app_pages.conftest import matrix_click, matrix_grid, opened
 from tests.conftest import SAMPLE_DATA
 
 RUN_NAME = "![t](http://attacker.invalid/x.png) <img src=x onerror=alert(1)> `tick"
@@ -81,13 +81,6 @@ def assert_inert(texts: list[str]) -> None:
             assert not pattern.search(text), (pattern.pattern, text)
 
 
-def plotly_specs(at: AppTest) -> dict[str, str]:
-    """Each Plotly chart's figure as the browser gets it, decoded (Plotly's JSON writes `<` as
-    `\\u003c`, which would hide a raw tag from a plain search)."""
-    return {e.proto.id or str(n): json.dumps(json.loads(e.proto.spec), ensure_ascii=False)
-            for n, e in enumerate(at.get("plotly_chart"))}
-
-
 def test_runs_page_shows_names_inert(open_page, hostile_db):
     at = open_page("pages/runs.py")
     at.selectbox(key="runs_selected").set_value(hostile_db["evil"]).run()
@@ -107,12 +100,9 @@ def test_errors_page_shows_names_inert(open_page, hostile_db):
     assert any(t.startswith("Filter: slice = " + r"\!\[s\]\(h" + ZW + "ttp") for t in at.caption.values), texts
     at = open_page("pages/errors.py", {"run": str(hostile_db["evil"]), "tab": "matrix"})
     assert_inert(markdown_texts(at))
-    specs = plotly_specs(at)
-    assert specs
-    for key, spec in specs.items():
-        assert "<a href" not in spec and "<img" not in spec, key
-    matrix = next(spec for spec in specs.values() if '"customdata"' in spec and "predicted" in spec)
-    assert "&lt;a href=http://attacker.invalid&gt;x&lt;/a&gt;" in matrix
+    _, grid = matrix_grid(at)                  # the matrix is HTML made on the server: escaped
+    assert "<a href" not in grid["html"] and "<img" not in grid["html"]
+    assert "&lt;a href=http://attacker.invalid&gt;x&lt;/a&gt;" in grid["html"]
     # the HTML bars (F1 per label) carry the label escaped too
     at = open_page("pages/errors.py", {"run": str(hostile_db["evil"]), "tab": "labels"})
     bars = [e.proto.body for e in at.get("html") if "cbr-bars" in e.proto.body]
@@ -125,10 +115,9 @@ def test_clicking_an_escaped_label_lists_its_rows(open_page, hostile_db):
     the rows of the label as stored."""
     gold, pred = hostile_db["cell"]
     at = open_page("pages/errors.py", {"run": str(hostile_db["evil"]), "tab": "matrix"})
-    click = matrix_click(at, "CMeEE", gold, pred)     # the cell shows the label escaped
-    assert click["selection"]["points"][0]["customdata"][3] == (
-        pred.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
-    at.session_state["err_cm"] = click
+    key, click = matrix_click(at, "CMeEE", gold, pred)     # the column shows the label escaped
+    assert (pred.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")) in matrix_grid(at)[1]["html"]
+    at.session_state[key] = click
     at.run()
     assert not at.exception, at.exception
     rows = at.dataframe(key="err_rows").value

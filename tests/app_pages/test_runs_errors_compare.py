@@ -44,7 +44,8 @@ def test_confusion_cell_clicks_through_to_examples(open_page, runs_db):
     at = open_page("pages/errors.py", {"run": str(runs_db["a"]), "tab": "matrix"})
     assert not at.exception
     # what a click on the (gold, pred) square sends back
-    at.session_state["err_cm"] = matrix_click(at, "CMeEE", gold, pred)
+    key, click = matrix_click(at, "CMeEE", gold, pred)
+    at.session_state[key] = click
     at.run()
     assert not at.exception
     rows = at.dataframe(key="err_rows").value
@@ -60,7 +61,8 @@ def test_confusion_cell_clicks_through_to_examples(open_page, runs_db):
 def test_sigma_row_selects_a_whole_gold_label(open_page, runs_db):
     gold, _ = runs_db["cell"]
     at = open_page("pages/errors.py", {"run": str(runs_db["a"]), "tab": "matrix"})
-    at.session_state["err_cm"] = matrix_click(at, "CMeEE", gold, None)
+    key, click = matrix_click(at, "CMeEE", gold, None)
+    at.session_state[key] = click
     at.run()
     rows = at.dataframe(key="err_rows").value
     assert set(rows["gold_label"]) == {gold} and len(set(rows["pred_label"])) >= 1

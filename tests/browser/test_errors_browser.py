@@ -13,7 +13,7 @@ def test_click_confusion_cell_lists_examples(app_url, page, output_dir):
     page.set_viewport_size({"width": 1400, "height": 2200})
     page.goto(f"{app_url}/errors?run=1", timeout=60_000)
     page.get_by_role("tab", name="Confusion matrix").click(timeout=60_000)
-    points = page.locator(".js-plotly-plot .scatterlayer .point")
+    points = page.locator(".cbr-cm-c")
     points.first.wait_for(timeout=60_000)
     assert points.count() >= 4
     box = points.nth(1).bounding_box()   # any cell: each one lists the rows behind it
@@ -29,15 +29,13 @@ def test_click_confusion_cell_lists_examples(app_url, page, output_dir):
     assert len(lines) == rows + 1 and lines[0].startswith("idx,turn,category,")
 
     # A row click shows its example and reruns only the rows' fragment: the matrix above is not
-    # drawn again (a redraw rewrites the chart's SVG, which the observer counts).
+    # drawn again. The grid (in the component's shadow root) is marked, and a redraw, or a grid
+    # mounted anew, has no mark.
     page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
     page.wait_for_timeout(500)
-    page.evaluate("""() => {
-        window.__redraws = 0;      // the hover layer changes as the mouse leaves: not a redraw
-        new MutationObserver((m) => {
-            window.__redraws += m.filter(x => !x.target.closest?.('.hoverlayer')).length;
-        }).observe(document.querySelector('.st-key-err_cm'), {subtree: true, childList: true, attributes: true});
-    }""")
+    grid_js = ("[...document.querySelectorAll('*')].map(e => e.shadowRoot)"
+               ".find(r => r && r.querySelector('.cbr-cm')).querySelector('.cbr-cm')")
+    page.evaluate(f"() => {{ {grid_js}.dataset.drawn = 'before'; }}")
     grid = page.locator('.st-key-err_rows [data-testid="stDataFrame"]')
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
@@ -45,7 +43,7 @@ def test_click_confusion_cell_lists_examples(app_url, page, output_dir):
     page.get_by_text("gold above, run #1 below").wait_for(timeout=60_000)
     page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
     page.wait_for_timeout(500)
-    assert page.evaluate("window.__redraws") == 0
-    # a control of the matrix (a full rerun) does redraw it: the counter can count
+    assert page.evaluate(f"() => {grid_js}.dataset.drawn") == "before"
+    # a control of the matrix (another view) draws another grid: the mark can tell
     page.get_by_text("Normalise each row").click()
-    page.wait_for_function("window.__redraws > 0", timeout=60_000)
+    page.wait_for_function(f"() => !{grid_js}.dataset.drawn", timeout=60_000)
