@@ -33,8 +33,9 @@ def test_click_confusion_cell_lists_examples(app_url, page, output_dir):
     # mounted anew, has no mark.
     page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
     page.wait_for_timeout(500)
-    grid_js = ("[...document.querySelectorAll('*')].map(e => e.shadowRoot)"
-               ".find(r => r && r.querySelector('.cbr-cm')).querySelector('.cbr-cm')")
+    grid_js = ("([...document.querySelectorAll('*')].map(e => e.shadowRoot)"
+               ".find(r => r && r.querySelector('.cbr-cm')) || {querySelector: () => null})"
+               ".querySelector('.cbr-cm')")
     page.evaluate(f"() => {{ {grid_js}.dataset.drawn = 'before'; }}")
     grid = page.locator('.st-key-err_rows [data-testid="stDataFrame"]')
     grid.scroll_into_view_if_needed()
@@ -46,4 +47,5 @@ def test_click_confusion_cell_lists_examples(app_url, page, output_dir):
     assert page.evaluate(f"() => {grid_js}.dataset.drawn") == "before"
     # a control of the matrix (another view) draws another grid: the mark can tell
     page.get_by_text("Normalise each row").click()
-    page.wait_for_function(f"() => !{grid_js}.dataset.drawn", timeout=60_000)
+    page.wait_for_function(f"() => {{ const grid = {grid_js}; return !!grid && !grid.dataset.drawn; }}",
+                           timeout=60_000)
