@@ -1,8 +1,8 @@
 """A grid of clickable cells (the confusion matrix) drawn from server-made, escaped HTML in an
 ``st.components.v2`` component: no iframe and no chart library, so it draws at once.
 
-``cell_grid(html, version, picked, *, key) -> str | None`` mounts it; the value is the
-``data-pick`` of the last cell clicked (or None). The browser rings a clicked cell at once and
+``cell_grid(html, version, picked, *, key)`` mounts it; its value, read with
+:func:`picked_value`, is the ``data-pick`` of the last cell clicked (or None). The browser rings a clicked cell at once and
 the page confirms it with ``picked`` (the key of the cell its filter names, ringed on every
 draw); the grid's HTML is replaced only when ``version`` changes. Read the value before
 mounting (:func:`picked_value`), as the page acts on the click in the same run.
@@ -59,8 +59,7 @@ def picked_value(key: str) -> Any:
         return getattr(state, "pick", None)
 
 
-def cell_grid(html: str, version: str, picked: str | None, *, key: str) -> Any:
-    """Mount the grid (see the module's docstring); returns the clicked cell's key or None."""
-    result = _component(data={"html": html, "version": version, "picked": picked}, key=key,
-                        on_pick_change=lambda: None)
-    return getattr(result, "pick", None)
+def cell_grid(html: str, version: str, picked: str | None, *, key: str) -> None:
+    """Mount the grid (see the module's docstring)."""
+    _component(data={"html": html, "version": version, "picked": picked}, key=key,
+               on_pick_change=lambda: None)
