@@ -17,6 +17,13 @@ workspace, and derive and keep it; round 2 is every later restart. Both are prin
 
 The Errors tabs are opened for the first dev run of each model found in the workspace (the
 real-size one holds cmeee, cmeie and chip-ctc runs), by ``?run=ID&tab=SLUG``.
+
+The peer, measured the same way in the same run and browser: bare Streamlit pages that import
+nothing of the app (``bench/floor/``), one with a title and a line of text, one with a data grid
+the size of a per-label table (served as ``serve.py`` serves ours: its imports made while the
+server starts). Their cold open is the floor under any page of ours (the new tab,
+Streamlit's own code, a websocket session, a data grid's code); each page's figure is printed
+beside its difference from the table floor, the part that is ours.
 """
 from __future__ import annotations
 
@@ -37,6 +44,13 @@ TAB_SHOWS = {
     "slices": r"A slice is a SQL predicate",
     "gold": r"No gold correction|Gold version",
 }
+
+
+FLOOR = Path(__file__).resolve().parent / "floor"
+# name -> (script, what it shows once drawn)
+PEERS = {"Streamlit floor: text": (FLOOR / "text.py", r"A bare Streamlit page"),
+         "Streamlit floor: table": (FLOOR / "serve_table.py", r"Streamlit floor with a table")}
+TABLE_FLOOR = "Streamlit floor: table"
 
 
 def model_runs(db: Path) -> dict[str, int]:
@@ -116,7 +130,9 @@ def cold_open(context, db: Path, port: int, sc: Scenario, profile: Path | None =
 def measure_cold(browser, db: Path, rounds: int, only: list[str] | None, profile: bool,
                  script: str = "serve.py") -> dict:
     runs = model_runs(db)
-    flows = {k: v for k, v in cold_scenarios(runs).items() if not only or any(o in k for o in only)}
+    flows: dict[str, tuple[Scenario, str]] = {
+        name: (Scenario("", {}, (Shows(shows),)), str(peer)) for name, (peer, shows) in PEERS.items()}
+    flows.update((k, (v, script)) for k, v in cold_scenarios(runs).items() if not only or any(o in k for o in only))
     port = free_port()
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
     context.add_init_script(INIT_JS)
@@ -124,13 +140,13 @@ def measure_cold(browser, db: Path, rounds: int, only: list[str] | None, profile
     try:
         cold_open(context, db, port, cold_scenarios({})["Runs"], script=script)   # the browser's cache filled
         for rnd in range(1, rounds + 1):
-            for name, sc in flows.items():
+            for name, (sc, flow_script) in flows.items():
                 raw = None
                 if profile and rnd == rounds:
                     raw = OUTPUT / "pyspy" / ("cold_" + "".join(c if c.isalnum() else "_" for c in name) + ".txt")
                     raw.parent.mkdir(parents=True, exist_ok=True)
                     raw.unlink(missing_ok=True)
-                res = cold_open(context, db, port, sc, raw, script)
+                res = cold_open(context, db, port, sc, raw if flow_script == script else None, flow_script)
                 results["flows"].setdefault(name, {})[f"round {rnd}"] = res
                 shown = res.get("problem") or (f"{res['open_s']:.3f} s (script end {res['script_end_s']:.3f} s,"
                                                f" server CPU {res['server_cpu_s']:.3f} s; warm "
@@ -147,14 +163,16 @@ def measure_cold(browser, db: Path, rounds: int, only: list[str] | None, profile
 
 
 def print_cold(results: dict, rounds: int) -> list[dict]:
-    """The table, one line an open; returns the last round's opens over the target."""
+    """The table, one line an open; returns the last round's opens of ours over the target."""
     print(f"\ncold opens (a fresh `streamlit run {results['script']}` each), target {OPEN_TARGET_S} s ('!' over it); "
           f"runs {results['runs']}; "
-          f"load average {results['load_avg_1m']}")
+          f"load average {results['load_avg_1m']}; over floor = the last round's open minus the "
+          f"table floor's in that round")
     heads = [f"round {r}" for r in range(1, rounds + 1)]
+    floor = results["flows"].get(TABLE_FLOOR, {}).get(heads[-1], {}).get("open_s")
     extra = ("script_end_s", "server_cpu_s", "warm_open_s", "warm_server_cpu_s")
     print(f"{'page or tab':<34}" + "".join(f" {h:>10}" for h in heads)
-          + f" {'script end':>11} {'server CPU':>11} {'warm open':>11} {'warm CPU':>11}")
+          + f" {'over floor':>11} {'script end':>11} {'server CPU':>11} {'warm open':>11} {'warm CPU':>11}")
     misses = []
     for name, per_round in results["flows"].items():
         cells = []
@@ -163,9 +181,11 @@ def print_cold(results: dict, rounds: int) -> list[dict]:
             v = res.get("open_s")
             over = v is not None and v >= OPEN_TARGET_S
             cells.append(f"{'failed':>10}" if v is None else f"{v:9.3f}" + ("!" if over else " "))
-            if over and h == heads[-1]:
+            if over and h == heads[-1] and name not in PEERS:
                 misses.append({"page": name, "open_s": v})
-        last = [per_round.get(heads[-1], {}).get(k) for k in extra]
+        last_open = per_round.get(heads[-1], {}).get("open_s")
+        above = None if floor is None or last_open is None or name in PEERS else last_open - floor
+        last = [above] + [per_round.get(heads[-1], {}).get(k) for k in extra]
         print(f"{name:<34}" + " ".join(cells) + "".join(f" {v:10.3f}" if v is not None else f" {'—':>10}" for v in last))
         for h in heads:
             if "problem" in per_round.get(h, {}):

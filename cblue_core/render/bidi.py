@@ -37,6 +37,13 @@ def _moves_neighbours() -> re.Pattern[str]:
     return re.compile("[" + "".join(ranges) + "]")
 
 
+def prepare() -> None:
+    """Build the table of characters that move their neighbours now rather than on the first
+    string shown: a scan of the Unicode database, 0.15 s of CPU, that a server makes while it
+    starts instead of on its first visitor's time."""
+    _moves_neighbours()
+
+
 def _isolate_line(line: str) -> str:
     out, open_isolates = [], 0
     for ch in line:
