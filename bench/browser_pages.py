@@ -32,7 +32,8 @@ hottest frames of ``app_pages/`` and ``cblue_core/`` are printed.
 
 ``--cold``: instead, every page and Errors tab opened as the first page of a fresh server
 (``bench/cold_opens.py``), on the real-size workspace or ``--db FILE``; ``--rounds`` times each
-(round 1 may derive and keep what later rounds read); ``--profile`` samples the last round.
+(round 1 may derive and keep what later rounds read), beside its peer, bare Streamlit pages
+opened the same way (``bench/floor/``); ``--profile`` samples the last round.
 
     python bench/browser_pages.py [--repeats N] [--only SCENARIO] [--workspace sample|real]
                                   [--profile] [--rebuild]

@@ -1,0 +1,140 @@
+"""CMeIE recipe selection on a slice of the training part (the held-out part is never read).
+
+The shipped CMeIE model trains on 80% of the dev file (:func:`cblue_core.models.builtin.cmeie.
+split_data`) and is scored on the other 20%, whose figure already made the choices its card
+lists. Any further choice is made here instead: the training part is split again by a seeded
+shuffle (seed 1, 80/20) into a fit part and a selection slice, written as an official-style
+``CMeIE_train.json`` / ``CMeIE_dev.json`` pair in a scratch folder (beside links to the schemas
+and to CMeEE for the auxiliary head), and each variant of the recipe is trained on the fit part
+and scored on the selection slice.
+
+Variants (``VARIANTS``):
+
+- ``base``: the shipped recipe.
+- ``swap``: the fit part plus one copy of each record whose mentions are swapped, each with
+  probability 0.5, for another mention of the same type from the fit part (text and triples
+  alike; a mention that contains another mention of the record, or is contained in one, is left
+  as it is); half the epochs and twice the auxiliary sentences per epoch, so that the number of
+  updates stays that of ``base``.
+
+    CBLUE_TRAIN_THREADS=1 nice -n 10 python bench/cmeie_selection.py --variant base --out DIR
+        [--data ../shared/cblue] [--seed 0] [--max-minutes 90]
+
+Prints the selection slice's F1 (and writes the model's card under ``DIR``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from cblue_core.models.builtin import cmeie
+from cblue_core.models.builtin import common as C
+
+SELECTION_SEED = 1
+SWAP_PROBABILITY = 0.5
+VARIANTS = {"base": {}, "swap": {"epochs": cmeie.DEFAULTS["epochs"] // 2, "aux_per_epoch": 6000}}
+
+
+def raw_records(path: Path) -> list[dict]:
+    """The records of a CMeIE file (JSON lines) as read, in file order."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def training_part(records: list[dict]) -> list[dict]:
+    """The records the shipped model trains on (the first 80% of the seed-0 shuffle)."""
+    fit, _held_out = C.seeded_split(len(records), cmeie.SPLIT_SEED, cmeie.TRAIN_FRACTION)
+    return [records[i] for i in fit]
+
+
+def _value(x) -> str:
+    return x["@value"] if isinstance(x, dict) else x
+
+
+def mention_types(records: list[dict]) -> dict[str, list[str]]:
+    """Type -> the distinct mentions of that type in ``records`` (subjects and objects), sorted."""
+    found: dict[str, set[str]] = {}
+    for r in records:
+        for spo in r["spo_list"]:
+            found.setdefault(spo["subject_type"], set()).add(spo["subject"])
+            found.setdefault(_value(spo["object_type"]), set()).add(_value(spo["object"]))
+    return {t: sorted(ms) for t, ms in found.items()}
+
+
+def swapped(record: dict, inventory: dict[str, list[str]], rng: random.Random) -> dict | None:
+    """A copy of ``record`` with some mentions swapped for others of their type; None when none
+    was swapped."""
+    types: dict[str, str] = {}
+    for spo in record["spo_list"]:
+        types.setdefault(spo["subject"], spo["subject_type"])
+        types.setdefault(_value(spo["object"]), _value(spo["object_type"]))
+    free = [m for m in types if m and not any(m != o and (m in o or o in m) for o in types)]
+    new: dict[str, str] = {}
+    for m in free:
+        if rng.random() < SWAP_PROBABILITY:
+            options = [o for o in inventory.get(types[m], []) if o != m and len(o) <= 25 and o not in types]
+            if options:
+                new[m] = rng.choice(options)
+    if not new:
+        return None
+    text = record["text"]
+    for i, m in enumerate(new):               # through placeholders: a new mention is never swapped again
+        text = text.replace(m, f"\x00{i}\x00")
+    for i, m in enumerate(new):
+        text = text.replace(f"\x00{i}\x00", new[m])
+
+    def moved(x):
+        v = _value(x)
+        v = new.get(v, v)
+        return {"@value": v} if isinstance(x, dict) else v
+
+    spo_list = [{**spo, "subject": new.get(spo["subject"], spo["subject"]), "object": moved(spo["object"])}
+                for spo in record["spo_list"]]
+    return {**record, "text": text, "spo_list": spo_list}
+
+
+def selection_folder(data: Path, folder: Path, variant: str) -> dict:
+    """The scratch CBLUE folder of a variant: fit part as train, selection slice as dev."""
+    records = training_part(raw_records(data / "CMeIE" / "CMeIE_dev.json"))
+    fit_idx, sel_idx = C.seeded_split(len(records), SELECTION_SEED, 0.8)
+    fit, selection = [records[i] for i in fit_idx], [records[i] for i in sel_idx]
+    extra = []
+    if variant == "swap":
+        rng, inventory = random.Random(0), mention_types(fit)
+        extra = [s for r in fit if (s := swapped(r, inventory, rng)) is not None]
+    (folder / "CMeIE").mkdir(parents=True)
+    for name, rows in (("CMeIE_train.json", fit + extra), ("CMeIE_dev.json", selection)):
+        (folder / "CMeIE" / name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                             encoding="utf-8")
+    (folder / "CMeIE" / "53_schemas.json").symlink_to((data / "CMeIE" / "53_schemas.json").resolve())
+    (folder / "CMeEE").symlink_to((data / "CMeEE").resolve())
+    return {"training_part": len(records), "fit": len(fit), "swapped_copies": len(extra), "selection": len(selection)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variant", choices=sorted(VARIANTS), required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "cblue")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-minutes", type=float, default=90)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        sizes = selection_folder(args.data, Path(tmp), args.variant)
+        print(json.dumps({"variant": args.variant, **sizes}), flush=True)
+        card = cmeie.train("CMeIE", tmp, args.out, seed=args.seed, progress=False,
+                           max_minutes=args.max_minutes, overrides=VARIANTS[args.variant])
+    m = card.dev_metrics["metrics"]
+    print(json.dumps({"variant": args.variant, "seed": args.seed, "selection_f1": m.get("f1"),
+                      "precision": m.get("precision"), "recall": m.get("recall"),
+                      "epochs": card.training["epochs"], "time_s": card.training["time_s"]}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
