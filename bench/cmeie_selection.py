@@ -19,8 +19,12 @@ Variants (``VARIANTS``):
 
     CBLUE_TRAIN_THREADS=1 nice -n 10 python bench/cmeie_selection.py --variant base --out DIR
         [--data ../shared/cblue] [--seed 0] [--max-minutes 90]
+    python bench/cmeie_selection.py --ensemble DIR DIR [...]
 
-Prints the selection slice's F1 (and writes the model's card under ``DIR``).
+Prints the selection slice's F1 (and writes the model's card under ``DIR``). ``--ensemble``: the
+F1 on the same slice of models trained here (each alone, then together: their span and pair
+logits averaged, the shipped thresholds), which must share their vocabulary (all start from the
+cmeee model).
 """
 from __future__ import annotations
 
@@ -31,11 +35,16 @@ import sys
 import tempfile
 from pathlib import Path
 
+import torch
+from torch import nn
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from cblue_core.evaluation import evaluate
 from cblue_core.models.builtin import cmeie
 from cblue_core.models.builtin import common as C
+from cblue_core.tasks import get_task
 
 SELECTION_SEED = 1
 SWAP_PROBABILITY = 0.5
@@ -117,14 +126,59 @@ def selection_folder(data: Path, folder: Path, variant: str) -> dict:
     return {"training_part": len(records), "fit": len(fit), "swapped_copies": len(extra), "selection": len(selection)}
 
 
+class LogitAverage(nn.Module):
+    """Several CMeIE networks as one: each encodes the batch, and their span logits and pair
+    logits are averaged (what :class:`cmeie.RelationModel` calls of its network)."""
+
+    def __init__(self, nets: list[cmeie.RelNet]):
+        super().__init__()
+        self.nets = nn.ModuleList(nets)
+        self.cfg = nets[0].cfg
+
+    def encode(self, chars, bigrams, lengths) -> torch.Tensor:
+        """(networks, B, L, d): every network's states (they share their sizes)."""
+        return torch.stack([n.encode(chars, bigrams, lengths) for n in self.nets])
+
+    def span_logits(self, states: torch.Tensor) -> torch.Tensor:
+        return torch.stack([n.span_logits(h) for n, h in zip(self.nets, states)]).mean(0)
+
+    def pair(self, states: torch.Tensor, rows: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        return torch.stack([n.pair(h, rows, logits) for n, h in zip(self.nets, states)]).mean(0)
+
+
+def ensemble_scores(data: Path, folders: list[Path]) -> dict:
+    """F1 on the selection slice of each model in ``folders``, then of all of them together."""
+    task = get_task("CMeIE")
+    with tempfile.TemporaryDirectory() as tmp:
+        selection_folder(data, Path(tmp), "base")
+        held, _ = C.load_split(tmp, task, "dev")
+    models = [cmeie.load_model(f) for f in folders]
+    if any(m.vocab.chars != models[0].vocab.chars or m.vocab.bigrams != models[0].vocab.bigrams for m in models):
+        raise SystemExit("the models do not share a vocabulary: train them all from the cmeee model")
+    out = {}
+    for folder, m in zip(folders, models):
+        out[folder.name] = evaluate(task, held, m.predict(held), n_boot=200).metrics["f1"]
+    first = models[0]
+    together = cmeie.RelationModel(LogitAverage([m.net for m in models]), first.vocab, first.schemas,
+                                   first.card, task, *first.thresholds).to("cpu")
+    out["+".join(f.name for f in folders)] = evaluate(task, held, together.predict(held), n_boot=200).metrics["f1"]
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--variant", choices=sorted(VARIANTS), required=True)
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--variant", choices=sorted(VARIANTS))
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--ensemble", type=Path, nargs="+", metavar="DIR")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "cblue")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-minutes", type=float, default=90)
     args = parser.parse_args()
+    if args.ensemble:
+        print(json.dumps(ensemble_scores(args.data, args.ensemble)))
+        return
+    if args.variant is None or args.out is None:
+        parser.error("--variant and --out (or --ensemble)")
     with tempfile.TemporaryDirectory() as tmp:
         sizes = selection_folder(args.data, Path(tmp), args.variant)
         print(json.dumps({"variant": args.variant, **sizes}), flush=True)

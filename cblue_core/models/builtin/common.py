@@ -330,6 +330,29 @@ def optimizer_step(net: torch.nn.Module, opt: torch.optim.Optimizer, loss: torch
     opt.step()
 
 
+def shuffled_steps(jobs: Sequence[Any], loss_of, net: torch.nn.Module, opt: torch.optim.Optimizer,
+                   step_losses: list[float], *, max_steps: int | None, progress: bool, desc: str) -> float:
+    """One epoch of optimizer steps, one per job in a random order (gradients clipped at 5),
+    stopping once ``step_losses`` holds ``max_steps``. ``loss_of(job)`` returns ``(loss,
+    counted)``: a counted job's loss is recorded in ``step_losses`` and in the returned mean
+    (an auxiliary task's steps train without being counted)."""
+    perm = torch.randperm(len(jobs)).tolist()
+    total, n = 0.0, 0
+    bar = progress_bar(total=len(jobs), enabled=progress, desc=desc, leave=False)
+    for j in perm:
+        if max_steps is not None and len(step_losses) >= max_steps:
+            break
+        loss, counted = loss_of(jobs[j])
+        optimizer_step(net, opt, loss, clip=5.0)
+        if counted:
+            total += loss.item()
+            n += 1
+            step_losses.append(loss.item())
+        bar.update(1)
+    bar.close()
+    return total / max(n, 1)
+
+
 def train_epochs(net: torch.nn.Module, opt: torch.optim.Optimizer, epochs: int, run_epoch, out_dir,
                  step_losses: list[float], *, max_steps: int | None, **loop) -> TrainState:
     """:func:`epoch_loop` until ``epochs`` (or ``max_steps`` recorded step losses), then the net in

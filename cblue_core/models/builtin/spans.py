@@ -436,32 +436,20 @@ def fit(net: SpanNet, vocab: Vocab, items, cfg: SpanConfig, out_dir: Path, *, se
         net.train()
         # batches of similar length, shuffled batch order
         batches = [order[b:b + cfg.batch_size] for b in range(0, len(order), cfg.batch_size)]
-        perm = torch.randperm(len(batches)).tolist()
-        total, n = 0.0, 0
-        bar = C.progress_bar(total=len(batches), enabled=progress, desc=f"epoch {ep + 1}", leave=False)
-        for bi in perm:
-            if max_steps is not None and len(step_losses) >= max_steps:
-                break
-            idx = batches[bi]
-            texts = [items[i][0] for i in idx]
-            chars, bis, lengths = batch_tensors(vocab, texts)
-            logits = net(chars, bis, lengths)
-            if cfg.head == "pointer":
-                y, mask = multilabel_targets([[(s, e, k - 1) for s, e, k in items[i][1]] for i in idx],
-                                             [len(t) for t in texts], chars.shape[1], cfg.max_span,
-                                             len(cfg.labels))
-                loss = pointer_loss(logits, y, mask)
-            else:
-                y = span_targets([items[i][1] for i in idx], [len(t) for t in texts],
-                                 chars.shape[1], cfg.max_span)
-                loss = loss_fn(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-            C.optimizer_step(net, opt, loss, clip=5.0)
-            total += loss.item()
-            n += 1
-            step_losses.append(loss.item())
-            bar.update(1)
-        bar.close()
-        return total / max(n, 1)
+        return C.shuffled_steps(batches, loss_of, net, opt, step_losses, max_steps=max_steps,
+                                progress=progress, desc=f"epoch {ep + 1}")
+
+    def loss_of(idx: list[int]) -> tuple[torch.Tensor, bool]:
+        texts = [items[i][0] for i in idx]
+        chars, bis, lengths = batch_tensors(vocab, texts)
+        logits = net(chars, bis, lengths)
+        if cfg.head == "pointer":
+            y, mask = multilabel_targets([[(s, e, k - 1) for s, e, k in items[i][1]] for i in idx],
+                                         [len(t) for t in texts], chars.shape[1], cfg.max_span,
+                                         len(cfg.labels))
+            return pointer_loss(logits, y, mask), True
+        y = span_targets([items[i][1] for i in idx], [len(t) for t in texts], chars.shape[1], cfg.max_span)
+        return loss_fn(logits.reshape(-1, logits.shape[-1]), y.reshape(-1)), True
 
     return C.train_epochs(net, opt, cfg.epochs, run_epoch, out_dir, step_losses, max_steps=max_steps,
                           resume=resume, max_minutes=max_minutes, seed=seed, progress=progress,
