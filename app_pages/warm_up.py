@@ -18,12 +18,28 @@ from __future__ import annotations
 import ast
 import importlib
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from app_pages.navigation import PAGES, ROOT
 from cblue_core.logs import log_exception
 from cblue_core.store.workspace import WorkspaceError, WorkspaceLocked
 
 log = logging.getLogger("cblue_studio.pages")
+
+
+@contextmanager
+def outside_a_script_run() -> Iterator[None]:
+    """Streamlit calls made while the server starts (a component declared at import, the cached
+    opener's spinner) look for a script run, which there is not yet, and Streamlit logs a warning
+    at each look: expected here, so kept out of the server's log."""
+    quiet = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        quiet.setLevel(level)
 
 
 def page_modules() -> list[str]:
@@ -45,7 +61,8 @@ def import_pages() -> list[str]:
     done = []
     for name in page_modules():
         try:
-            importlib.import_module(name)
+            with outside_a_script_run():
+                importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - a page's failure is its own, shown when visited
             try:
                 log_exception(f"warm-up: importing {name}", exc)
@@ -62,7 +79,8 @@ def open_workspace() -> bool:
     without the warm-up."""
     from app_pages.common import default_db_path, shared_workspace
     try:
-        shared_workspace(str(default_db_path()))
+        with outside_a_script_run():
+            shared_workspace(str(default_db_path()))
     except (WorkspaceError, WorkspaceLocked) as exc:
         log.warning("warm-up: the workspace was not opened: %s", exc)
         return False
