@@ -3,16 +3,13 @@ entry), without the models' torch; a page whose import fails is logged and skipp
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 
 from app_pages import warm_up
 from app_pages.navigation import PAGES, ROOT
+from tests.streamlit_server import start_server
 
 
 def run_python(code: str) -> subprocess.CompletedProcess[str]:
@@ -100,25 +97,9 @@ def test_duckdb_pandas_results_are_ready_before_the_first_page():
 
 
 def test_a_served_app_starts_with_its_workspace_open_and_a_quiet_log(tmp_path):
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     db, log = tmp_path / "ws.duckdb", tmp_path / "server.log"
-    env = dict(os.environ, CBLUE_STUDIO_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    with open(log, "w") as out:
-        server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless=true",
-                                   f"--server.port={port}", "--server.address=127.0.0.1"],
-                                  cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    server, _url = start_server(db, log, script="serve.py")
     try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).status == 200:
-                    break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            raise AssertionError(f"no server: {log.read_text()[-2000:]}")
         assert db.is_file()                     # opened (and created) before any visitor
         text = log.read_text()
         assert "missing ScriptRunContext" not in text and "Traceback" not in text, text[-2000:]

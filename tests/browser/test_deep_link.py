@@ -3,40 +3,16 @@ under pages/ on its own, and the page hands over to the app's entry point, so th
 page with the app's sidebar. Also "/" opens the Datasets page at /datasets, and /datasets works."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 from urllib.parse import urlparse
 
 import pytest
 from playwright.sync_api import expect
 
 from app_pages.navigation import PAGES
-from tests.browser.conftest import ROOT, _free_port, _prepare_workspace
+from tests.browser.conftest import _prepare_workspace
+from tests.streamlit_server import start_server
 
 pytestmark = pytest.mark.browser
-
-
-def start_server(db, log_path, script: str = "app.py") -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
-    env["CBLUE_STUDIO_DB"] = str(db)
-    log = open(log_path, "w")  # noqa: SIM115 - open for the server's lifetime
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.headless=true",
-                             f"--server.port={port}", "--server.address=127.0.0.1"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                return proc, url
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("streamlit did not start")
 
 
 def wait_rendered(page) -> None:

@@ -8,7 +8,8 @@ from playwright.sync_api import expect
 
 from app_pages.navigation import PAGES
 from tests.browser.conftest import _prepare_workspace
-from tests.browser.test_deep_link import start_server, wait_rendered
+from tests.browser.test_deep_link import wait_rendered
+from tests.streamlit_server import start_server
 
 pytestmark = pytest.mark.browser
 
