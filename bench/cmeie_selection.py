@@ -56,10 +56,12 @@ def raw_records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def training_part(records: list[dict]) -> list[dict]:
-    """The records the shipped model trains on (the first 80% of the seed-0 shuffle)."""
-    fit, _held_out = C.seeded_split(len(records), cmeie.SPLIT_SEED, cmeie.TRAIN_FRACTION)
-    return [records[i] for i in fit]
+def training_part(data: Path, records: list[dict]) -> list[dict]:
+    """The records the shipped model trains on: all but the held-out ones that
+    :func:`cmeie.split_data` names (its split, not a copy of it)."""
+    _train, _held, info = cmeie.split_data(data, get_task("CMeIE"))
+    held_out = set(info["held_out_indices"])
+    return [r for i, r in enumerate(records) if i not in held_out]
 
 
 def _value(x) -> str:
@@ -110,7 +112,7 @@ def swapped(record: dict, inventory: dict[str, list[str]], rng: random.Random) -
 
 def selection_folder(data: Path, folder: Path, variant: str) -> dict:
     """The scratch CBLUE folder of a variant: fit part as train, selection slice as dev."""
-    records = training_part(raw_records(data / "CMeIE" / "CMeIE_dev.json"))
+    records = training_part(data, raw_records(data / "CMeIE" / "CMeIE_dev.json"))
     fit_idx, sel_idx = C.seeded_split(len(records), SELECTION_SEED, 0.8)
     fit, selection = [records[i] for i in fit_idx], [records[i] for i in sel_idx]
     extra = []
