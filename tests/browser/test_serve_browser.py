@@ -35,3 +35,21 @@ def test_serve_py_answers_a_first_deep_link_with_the_tab(tmp_path, browser, outp
         proc.wait(timeout=10)
     assert "Traceback" not in log.read_text()
     assert not (db.parent / "cblue_studio.log").exists()      # the warm-up logged no failure
+
+
+def test_serve_py_shows_the_span_editor(tmp_path, browser):
+    # the editor is a custom component whose module serve.py imports before any script run: it
+    # once showed "Component not found" there, while app.py showed it
+    db = tmp_path / "ws.duckdb"
+    _prepare_workspace(db)
+    proc, url = start_server(db, tmp_path / "log.txt", script="serve.py")
+    try:
+        page = browser.new_page()
+        page.goto(url + "/annotate?task=CMeEE&split=dev&example=0")
+        wait_rendered(page)
+        editor = page.frame_locator('iframe[title*="span_editor"]')
+        expect(editor.get_by_text("疾病").first).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("Component not found")).to_have_count(0)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -36,6 +36,7 @@ to its own last value as an echo (it keeps its undo stack), and any other spans 
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -49,7 +50,15 @@ from cblue_core.render.palette import color_for
 FRONTEND = Path(__file__).resolve().parent / "frontend"
 ACTIONS = ("change", "save", "next", "prev", "undo", "hello", "accept", "reject")
 
-_component = components.declare_component("span_editor", path=str(FRONTEND))
+
+
+@functools.cache
+def _component():
+    """The editor, declared in the first script run that shows it: a component declared at import
+    is registered with no server's runtime when the module is imported before one runs
+    (``serve.py`` imports the pages while the server starts), and every page then showed
+    "Component not found" in its place."""
+    return components.declare_component("span_editor", path=str(FRONTEND))
 
 
 def _field(obj: Any, name: str, default: Any = None) -> Any:
@@ -168,7 +177,7 @@ def span_editor(text: str, spans: Iterable[Any], types: Iterable[Any], *, key: s
     # (another example, a reload after save or revert): the editor keeps its undo stack on an
     # echo and starts again from the spans given otherwise.
     echo = last["nonce"] if last is not None and last["spans"] == shown else None
-    value = _component(text=text, spans=shown, types=editor_types(types), big=bool(big),
+    value = _component()(text=text, spans=shown, types=editor_types(types), big=bool(big),
                        doc=doc, echo=echo, browser=valid_browser_id(browser), readonly=bool(readonly),
                        offsets="inclusive" if offsets == "inclusive" else "exclusive",
                        notice=None if notice is None else [str(notice[0]), bool(notice[1])],
