@@ -30,6 +30,7 @@ from .corpus import Corpus, build_corpus
 from .vocab import build_vocab, load_tokenizer, read_vocab, save_tokenizer
 
 TOKENIZER_DIR = "tokenizer"    # out_dir/tokenizer: the vocabulary fixed at the start of a run
+PRECISIONS = ("fp32", "bf16")
 
 
 @dataclass
@@ -55,6 +56,17 @@ class PretrainConfig:
     eval_sequences: int = 256      # held-out packed sequences scored (a fixed, fixed-mask set)
     log_every: int = 50
     checkpoint_minutes: float = 5.0
+    # "bf16": the forward pass under CPU autocast to bfloat16 (weights, gradients and the optimizer
+    # stay float32). On a CPU with AMX it halves the step time; held-out scores are always fp32.
+    precision: str = "fp32"
+
+    def __post_init__(self) -> None:
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {self.precision!r}")
+
+    def autocast(self):
+        """The context a training forward pass runs in."""
+        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16")
 
     def model_config(self, vocab_size: int, sp: D.Specials):
         from transformers import BertConfig
@@ -131,7 +143,7 @@ def mlm_loss(model, input_ids: torch.Tensor, types: torch.Tensor, attn: torch.Te
     head applied to those rows, not to every token). Returns ``(loss, correct predictions)``."""
     hidden = model.bert(input_ids=input_ids, token_type_ids=types, attention_mask=attn).last_hidden_state
     where = labels != -100
-    logits = model.cls(hidden[where])
+    logits = model.cls(hidden[where]).float()   # the softmax in fp32 under autocast
     gold = labels[where]
     loss = torch.nn.functional.cross_entropy(logits, gold)
     return loss, (logits.argmax(-1) == gold).sum()
@@ -334,7 +346,8 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
         torch.manual_seed(seed * 1_000_033 + offset + step)      # dropout of this step
         for group in opt.param_groups:
             group["lr"] = cfg.lr_at(step)
-        loss, _ = mlm_loss(model, masked, types, attn, labels)
+        with cfg.autocast():
+            loss, _ = mlm_loss(model, masked, types, attn, labels)
         optimizer_step(model, opt, loss, cfg.clip)
         value = loss.item()
         if not math.isfinite(value):

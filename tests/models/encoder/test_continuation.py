@@ -112,6 +112,6 @@ def test_command_line_continues_with_the_stage_recipe(base, tmp_path, capsys):
     assert "stopped at step 2 of 9000" in capsys.readouterr().out
     state = json.loads((out / "checkpoint" / "state.json").read_text())["state"]
     assert state["base"]["steps"] == BASE["steps"] and state["recipe"]["hidden"] == BASE["hidden"]
-    assert state["recipe"]["lr"] == 3e-4
+    assert state["recipe"]["lr"] == 3e-4 and state["recipe"]["precision"] == "bf16"
     assert main(["pretrain", "--data", str(DATA), "--out", str(out), "--continue-from", str(tmp_path),
                  "--no-progress"]) == 2

@@ -104,10 +104,40 @@ def test_an_unfinished_checkpoint_exports_as_a_partial_folder(tmp_path):
         export_checkpoint(tmp_path / "nothing", tmp_path / "x", DATA)
 
 
+def test_bf16_runs_the_forward_pass_in_bfloat16_and_keeps_fp32_weights(tmp_path, monkeypatch):
+    import cblue_core.models.encoder.pretrain as P
+
+    seen: list[torch.dtype] = []
+    real = P.mlm_loss
+
+    def spy(model, *args):    # the dtype of the first attention projection's output
+        seen.append(model.bert.encoder.layer[0].attention.self.query(
+            model.bert.embeddings(input_ids=args[0], token_type_ids=args[1])).dtype)
+        return real(model, *args)
+
+    monkeypatch.setattr(P, "mlm_loss", spy)
+    small = {**TINY, "steps": 4, "eval_every": 4, "log_every": 2, "eval_sequences": 8}
+    run = pretrain(DATA, tmp_path / "bf16", overrides={**small, "precision": "bf16"}, progress=False)
+    assert run.finished and run.state["recipe"]["precision"] == "bf16"
+    # four training steps under autocast, then the held-out scores (before and after) in fp32
+    assert seen.count(torch.bfloat16) == 4 and set(seen) == {torch.bfloat16, torch.float32}
+    weights = load_file(str(tmp_path / "bf16" / "model.safetensors"))
+    assert {w.dtype for w in weights.values()} == {torch.float32}
+    card = json.loads((tmp_path / "bf16" / "model_card.json").read_text(encoding="utf-8"))
+    assert card["training"]["hyperparameters"]["precision"] == "bf16"
+    # an fp32 checkpoint does not resume as bf16
+    pretrain(DATA, tmp_path / "fp32", overrides=small, progress=False, max_steps=2)
+    with pytest.raises(ValueError, match="precision"):
+        pretrain(DATA, tmp_path / "fp32", overrides={**small, "precision": "bf16"}, progress=False, resume=True)
+    with pytest.raises(ValueError, match="precision must be one of fp32, bf16"):
+        PretrainConfig(precision="fp16")
+
+
 def test_defaults_are_the_recipe():
     cfg = PretrainConfig()
     assert cfg.steps > cfg.warmup_steps > 0 and cfg.lr_at(0) < cfg.lr_at(cfg.warmup_steps - 1) == cfg.lr
     assert cfg.lr_at(cfg.steps - 1) < cfg.lr / 100
+    assert cfg.precision == "fp32"     # the first stage's; a checkpoint without the setting is fp32
 
 
 def test_command_line(tmp_path, capsys, monkeypatch):
