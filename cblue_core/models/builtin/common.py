@@ -320,6 +320,23 @@ def shipped_size(folder: str | Path) -> int:
                                   if (Path(folder) / CHECKPOINT).is_dir() else 0)
 
 
+# A training recipe's precision: "bf16" runs the heavy forward pass under CPU autocast to bfloat16
+# (weights, gradients, optimizer state and losses stay float32); on a CPU with AMX it halves the
+# step time of the encoders and the BiLSTMs.
+PRECISIONS = ("fp32", "bf16")
+
+
+def check_precision(precision: str) -> None:
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+
+
+def autocast(precision: str):
+    """The context a training forward pass runs in under ``precision``."""
+    check_precision(precision)
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
+
+
 def optimizer_step(net: torch.nn.Module, opt: torch.optim.Optimizer, loss: torch.Tensor,
                    clip: float | None = None) -> None:
     """One update: gradients of ``loss``, clipped to norm ``clip`` when given, then a step."""

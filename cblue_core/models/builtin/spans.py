@@ -62,6 +62,10 @@ class SpanConfig:
     max_bigrams: int = 40000
     vocab_size: int = 2
     bigram_size: int = 2
+    precision: str = "fp32"       # of training: common.PRECISIONS (the BiLSTM under autocast)
+
+    def __post_init__(self) -> None:
+        C.check_precision(self.precision)
 
 
 class BiLSTM(nn.Module):
@@ -137,6 +141,13 @@ class SpanNet(nn.Module):
 
     def forward(self, chars, bigrams, lengths):
         return self.span_logits(self.encode(chars, bigrams, lengths))
+
+    def training_states(self, chars: torch.Tensor, bigrams: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """:meth:`encode` as training runs it: under the recipe's precision, the states handed on
+        in float32 so that the heads and the losses stay exact."""
+        with C.autocast(self.cfg.precision):
+            h = self.encode(chars, bigrams, lengths)
+        return h.float()
 
 
 def rotary(x: torch.Tensor) -> torch.Tensor:
@@ -442,7 +453,7 @@ def fit(net: SpanNet, vocab: Vocab, items, cfg: SpanConfig, out_dir: Path, *, se
     def loss_of(idx: list[int]) -> tuple[torch.Tensor, bool]:
         texts = [items[i][0] for i in idx]
         chars, bis, lengths = batch_tensors(vocab, texts)
-        logits = net(chars, bis, lengths)
+        logits = net.span_logits(net.training_states(chars, bis, lengths))
         if cfg.head == "pointer":
             y, mask = multilabel_targets([[(s, e, k - 1) for s, e, k in items[i][1]] for i in idx],
                                          [len(t) for t in texts], chars.shape[1], cfg.max_span,

@@ -23,14 +23,21 @@ from typing import Any, NotRequired, cast
 
 import torch
 
-from ..builtin.common import Checkpoint, TrainState, optimizer_step, progress_bar, training_threads
+from ..builtin.common import (
+    Checkpoint,
+    TrainState,
+    autocast,
+    check_precision,
+    optimizer_step,
+    progress_bar,
+    training_threads,
+)
 from . import continuation as C
 from . import data as D
 from .corpus import Corpus, build_corpus
 from .vocab import build_vocab, load_tokenizer, read_vocab, save_tokenizer
 
 TOKENIZER_DIR = "tokenizer"    # out_dir/tokenizer: the vocabulary fixed at the start of a run
-PRECISIONS = ("fp32", "bf16")
 
 
 @dataclass
@@ -56,17 +63,10 @@ class PretrainConfig:
     eval_sequences: int = 256      # held-out packed sequences scored (a fixed, fixed-mask set)
     log_every: int = 50
     checkpoint_minutes: float = 5.0
-    # "bf16": the forward pass under CPU autocast to bfloat16 (weights, gradients and the optimizer
-    # stay float32). On a CPU with AMX it halves the step time; held-out scores are always fp32.
-    precision: str = "fp32"
+    precision: str = "fp32"        # common.PRECISIONS; held-out scores are always fp32
 
     def __post_init__(self) -> None:
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {self.precision!r}")
-
-    def autocast(self):
-        """The context a training forward pass runs in."""
-        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16")
+        check_precision(self.precision)
 
     def model_config(self, vocab_size: int, sp: D.Specials):
         from transformers import BertConfig
@@ -346,7 +346,7 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
         torch.manual_seed(seed * 1_000_033 + offset + step)      # dropout of this step
         for group in opt.param_groups:
             group["lr"] = cfg.lr_at(step)
-        with cfg.autocast():
+        with autocast(cfg.precision):
             loss, _ = mlm_loss(model, masked, types, attn, labels)
         optimizer_step(model, opt, loss, cfg.clip)
         value = loss.item()

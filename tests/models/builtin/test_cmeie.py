@@ -1,6 +1,7 @@
 """CMeIE extractor pieces: training pairs, candidate spans, the pair head, decoding."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,33 @@ def test_one_subject_each_keeps_the_best_subject_per_predicate_and_object():
               ("哮喘", "临床表现", "咳嗽"): (0.7, "症状"), ("哮喘", "并发症", "发热"): (0.5, "疾病")}
     assert [k for k, _ in M.one_subject_each(scored)] == [
         ("肺炎", "临床表现", "发热"), ("哮喘", "临床表现", "咳嗽"), ("哮喘", "并发症", "发热")]
+
+
+def test_bf16_trains_the_bilstm_under_autocast_and_the_heads_in_fp32(tmp_path, monkeypatch):
+    seen: dict[str, set] = {"lstm": set(), "pair": set()}
+    real_pair = M.PairHead.forward
+
+    def pair(self, h, *args, **kw):
+        seen["pair"].add(h.dtype)
+        return real_pair(self, h, *args, **kw)
+
+    monkeypatch.setattr(M.PairHead, "forward", pair)
+    real_lstm = torch.nn.LSTM.forward
+
+    def lstm(self, x, *args, **kw):
+        out = real_lstm(self, x, *args, **kw)
+        seen["lstm"].add(out[0].dtype)
+        return out
+
+    monkeypatch.setattr(torch.nn.LSTM, "forward", lstm)
+    card = M.train("CMeIE", SAMPLE, tmp_path / "m", progress=False,
+                   overrides={**M.TINY, "pair_dim": 8, "epochs": 2, "aux_per_epoch": 8, "precision": "bf16"})
+    assert card.training["hyperparameters"]["precision"] == "bf16"
+    assert torch.bfloat16 in seen["lstm"] and seen["pair"] == {torch.float32}
+    assert all(map(math.isfinite, card.training["losses"]))
+    # predictions run in fp32 whatever the training precision
+    seen["lstm"].clear()
+    M.load_model(tmp_path / "m").predict(M.split_data(SAMPLE, get_task("CMeIE"))[0][:2])
+    assert seen["lstm"] == {torch.float32}
+    with pytest.raises(ValueError, match="precision must be one of"):
+        M.train("CMeIE", SAMPLE, tmp_path / "x", progress=False, overrides={**M.TINY, "precision": "fp16"})

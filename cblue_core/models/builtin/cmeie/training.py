@@ -94,7 +94,7 @@ def fit(net: RelNet, vocab: Vocab, items, aux, cfg: SpanConfig, out_dir: Path, *
         src = items if kind == "main" else aux
         texts = [src[i][0] for i in idx]
         chars, bis, lengths = batch_tensors(vocab, texts)
-        h = net.encode(chars, bis, lengths)
+        h = net.training_states(chars, bis, lengths)
         L = chars.shape[1]
         lens = [len(t) for t in texts]
         if kind == "main":
