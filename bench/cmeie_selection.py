@@ -37,9 +37,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import torch
-from torch import nn
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -131,26 +128,6 @@ def selection_folder(data: Path, folder: Path, variant: str) -> dict:
     return {"training_part": len(records), "fit": len(fit), "swapped_copies": len(extra), "selection": len(selection)}
 
 
-class LogitAverage(nn.Module):
-    """Several CMeIE networks as one: each encodes the batch, and their span logits and pair
-    logits are averaged (what :class:`cmeie.RelationModel` calls of its network)."""
-
-    def __init__(self, nets: list[cmeie.RelNet]):
-        super().__init__()
-        self.nets = nn.ModuleList(nets)
-        self.cfg = nets[0].cfg
-
-    def encode(self, chars, bigrams, lengths) -> torch.Tensor:
-        """(networks, B, L, d): every network's states (they share their sizes)."""
-        return torch.stack([n.encode(chars, bigrams, lengths) for n in self.nets])
-
-    def span_logits(self, states: torch.Tensor) -> torch.Tensor:
-        return torch.stack([n.span_logits(h) for n, h in zip(self.nets, states)]).mean(0)
-
-    def pair(self, states: torch.Tensor, rows: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
-        return torch.stack([n.pair(h, rows, logits) for n, h in zip(self.nets, states)]).mean(0)
-
-
 def ensemble_scores(data: Path, folders: list[Path]) -> dict:
     """F1 on the selection slice of each model in ``folders``, then of all of them together."""
     task = get_task("CMeIE")
@@ -164,7 +141,7 @@ def ensemble_scores(data: Path, folders: list[Path]) -> dict:
     for folder, m in zip(folders, models):
         out[folder.name] = evaluate(task, held, m.predict(held), n_boot=200).metrics["f1"]
     first = models[0]
-    together = cmeie.RelationModel(LogitAverage([m.net for m in models]), first.vocab, first.schemas,
+    together = cmeie.RelationModel(cmeie.LogitAverage([m.net for m in models]), first.vocab, first.schemas,
                                    first.card, task, *first.thresholds).to("cpu")
     out["+".join(f.name for f in folders)] = evaluate(task, held, together.predict(held), n_boot=200).metrics["f1"]
     return out

@@ -184,3 +184,68 @@ def test_bf16_trains_the_bilstm_under_autocast_and_the_heads_in_fp32(tmp_path, m
     assert seen["lstm"] == {torch.float32}
     with pytest.raises(ValueError, match="precision must be one of"):
         M.train("CMeIE", SAMPLE, tmp_path / "x", progress=False, overrides={**M.TINY, "precision": "fp16"})
+
+
+def test_logit_average_of_copies_is_the_network_itself():
+    cfg = S.SpanConfig(task="CMeIE", labels=["SUBJ", "P1", "T:x"], **{k: v for k, v in M.TINY.items()
+                       if k in ("char_dim", "bigram_dim", "hidden", "layers", "span_dim", "max_span")},
+                       head="pointer", vocab_size=10, bigram_size=10)
+    torch.manual_seed(0)
+    net = M.RelNet(cfg, 3, 8).eval()
+    twin = M.RelNet(cfg, 3, 8).eval()
+    twin.load_state_dict(net.state_dict())
+    both = M.LogitAverage([net, twin]).eval()
+    chars, bis, lengths = torch.randint(1, 10, (2, 7)), torch.randint(1, 10, (2, 7)), torch.tensor([7, 5])
+    rows = torch.tensor([[0, 0, 1, 2, 4], [1, 1, 2, 3, 5]])
+    with torch.no_grad():
+        h, hh = net.encode(chars, bis, lengths), both.encode(chars, bis, lengths)
+        assert hh.shape == (2, *h.shape)
+        assert torch.allclose(both.span_logits(hh), net.span_logits(h), atol=1e-6)
+        assert torch.allclose(both.pair(hh, rows, None), net.pair(h, rows), atol=1e-6)
+    with pytest.raises(ValueError, match="at least one"):
+        M.LogitAverage([])
+
+
+ENSEMBLE = {**M.TINY, "pair_dim": 8, "epochs": 2, "aux_per_epoch": 8}
+
+
+def test_a_seed_ensemble_trains_its_members_in_order_and_ships_them_in_one_folder(tmp_path):
+    from safetensors.torch import load_file
+
+    one = M.train("CMeIE", SAMPLE, tmp_path / "one", progress=False, seed=3, overrides=ENSEMBLE)
+    card = M.train("CMeIE", SAMPLE, tmp_path / "two", progress=False, seed=3, overrides={**ENSEMBLE, "members": 2})
+    t = card.training
+    assert [m["seed"] for m in t["members"]] == [3, 4] and t["hyperparameters"]["members"] == 2
+    assert t["time_s"] == round(sum(m["time_s"] for m in t["members"]), 1) and not t["stopped_early"]
+    assert "seed ensemble of 2" in card.description and "members" not in one.training
+    readme = (tmp_path / "two" / "README.md").read_text(encoding="utf-8")
+    assert "2 networks, seeds 3, 4, trained one after the other; 2 epochs each" in readme
+    assert sorted(p.name for p in (tmp_path / "two").iterdir() if p.is_dir()) == []   # checkpoints gone
+    # member 0 is the one-network model of the same seed; member 1 is another network
+    single, pair = load_file(str(tmp_path / "one" / "model.safetensors")), load_file(
+        str(tmp_path / "two" / "model.safetensors"))
+    assert set(pair) == {f"nets.{i}.{k}" for i in (0, 1) for k in single}
+    assert all(torch.equal(pair[f"nets.0.{k}"], v) for k, v in single.items())
+    assert not all(torch.equal(pair[f"nets.1.{k}"], v) for k, v in single.items())
+    model = M.load_model(tmp_path / "two")
+    assert isinstance(model.net, M.LogitAverage) and len(model.net.members) == 2
+    ex = M.split_data(SAMPLE, get_task("CMeIE"))[1]
+    assert [p.triples for p in model.predict(ex)] == [p.triples for p in M.load_model(tmp_path / "two").predict(ex)]
+    with pytest.raises(ValueError, match="members must be a whole number"):
+        M.train("CMeIE", SAMPLE, tmp_path / "x", progress=False, overrides={**ENSEMBLE, "members": 0})
+
+
+def test_an_ensemble_cut_short_resumes_to_the_uninterrupted_one(tmp_path):
+    from safetensors.torch import load_file
+
+    whole = {**ENSEMBLE, "members": 2}
+    M.train("CMeIE", SAMPLE, tmp_path / "whole", progress=False, overrides=whole)
+    cut = M.train("CMeIE", SAMPLE, tmp_path / "cut", progress=False, overrides=whole, max_minutes=0)
+    # the first epoch of member 0 ran, then the time was up: one member saved, checkpoint kept
+    assert cut.training["stopped_early"] and cut.training["members"][0]["epochs"] == 1
+    assert len(cut.training["members"]) == 1 and (tmp_path / "cut" / "member-0" / "checkpoint").is_dir()
+    done = M.train("CMeIE", SAMPLE, tmp_path / "cut", progress=False, overrides=whole, resume=True)
+    assert not done.training["stopped_early"] and [m["epochs"] for m in done.training["members"]] == [2, 2]
+    a, b = load_file(str(tmp_path / "whole" / "model.safetensors")), load_file(str(tmp_path / "cut" / "model.safetensors"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert not (tmp_path / "cut" / "member-0").exists()

@@ -48,12 +48,45 @@ from .data import (
 )
 from .decoding import PairHit, RelationDecoding, Thresholds, best_mentions, one_subject_each, top_spans
 from .model import KIND, RelationModel, load_model, save
-from .net import PairHead, RelNet
+from .net import LogitAverage, PairHead, RelNet
 from .recipe import DEFAULTS, TINY
 from .training import dictionary_baseline, encoder_folder, fit, pair_batch, train
 
-__all__ = ["DEFAULTS", "HELD_OUT_NOTE", "KIND", "NOT_COMPARABLE", "SPLIT_SEED", "SUBJ", "TINY", "TRAIN_FRACTION",
-           "TYPE", "PairHead", "PairHit", "PiecePairs", "RelNet", "RelationDecoding", "RelationModel", "Schemas",
-           "Thresholds", "aux_items", "best_mentions", "dictionary_baseline", "encoder_folder", "find_schemas",
-           "fit", "load_model", "load_schemas", "mention_spans", "one_subject_each", "pair_batch", "piece_pairs",
-           "readme_text", "save", "span_labels", "split_data", "top_spans", "train"]
+__all__ = [
+    "DEFAULTS",
+    "HELD_OUT_NOTE",
+    "KIND",
+    "NOT_COMPARABLE",
+    "SPLIT_SEED",
+    "SUBJ",
+    "TINY",
+    "TRAIN_FRACTION",
+    "TYPE",
+    "LogitAverage",
+    "PairHead",
+    "PairHit",
+    "PiecePairs",
+    "RelNet",
+    "RelationDecoding",
+    "RelationModel",
+    "Schemas",
+    "Thresholds",
+    "aux_items",
+    "best_mentions",
+    "dictionary_baseline",
+    "encoder_folder",
+    "find_schemas",
+    "fit",
+    "load_model",
+    "load_schemas",
+    "mention_spans",
+    "one_subject_each",
+    "pair_batch",
+    "piece_pairs",
+    "readme_text",
+    "save",
+    "span_labels",
+    "split_data",
+    "top_spans",
+    "train",
+]

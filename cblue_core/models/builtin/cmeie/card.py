@@ -20,6 +20,9 @@ def readme_text(card: ModelCard) -> str:
                      for k, v in card.baselines.items()) or "n/a"
     tried = "\n".join(f"- {t}" for t in tr.get("tried", [])) or "- (not recorded)"
     warn = f"\n{NOT_COMPARABLE}\n" if card.extra.get("not_comparable_with_leaderboard") else ""
+    members = tr.get("members") or []
+    seeds = (f"{len(members)} networks, seeds {', '.join(str(m['seed']) for m in members)}, trained one after "
+             f"the other; {tr['epochs']} epochs each" if members else f"seed {tr['seed']}, {tr['epochs']} epochs")
     return f"""# {card.name}: {card.task} ({card.kind})
 {warn}
 **Task.** {get_task(card.task).description}.
@@ -30,7 +33,7 @@ def readme_text(card: ModelCard) -> str:
 `{d['schemas']}`. Auxiliary entity data: {d['auxiliary'] or 'none'}. Scored with CBLUE Studio's
 evaluator (micro-F1 over normalized (subject, predicate, object), 95% bootstrap interval).
 
-**Training.** `{tr['command']}`; seed {tr['seed']}, {tr['epochs']} epochs, {tr['time_s']} s on
+**Training.** `{tr['command']}`; {seeds}, {tr['time_s']} s on
 {tr['threads']} CPU thread(s). {tr['selection']}.
 
 **Held-out score.** {dev}.

@@ -13,7 +13,7 @@ from .. import common as C
 from ..spans import SpanConfig, Vocab, batch_tensors
 from .data import Schemas
 from .decoding import PairHit, RelationDecoding, best_mentions
-from .net import RelNet
+from .net import LogitAverage, RelNet
 from .recipe import DEFAULTS
 
 KIND = "span-relation"
@@ -22,7 +22,7 @@ KIND = "span-relation"
 class RelationModel(RelationDecoding, C.NetPredictor):
     batch_size = 16
 
-    def __init__(self, net: RelNet, vocab: Vocab, schemas: Schemas, card: ModelCard, task: TaskSpec,
+    def __init__(self, net: RelNet | LogitAverage, vocab: Vocab, schemas: Schemas, card: ModelCard, task: TaskSpec,
                  threshold: float = 0.5, subject_threshold: float | None = None,
                  pair_threshold: float = 0.5):
         C.NetPredictor.__init__(self, net, card, task)
@@ -58,16 +58,20 @@ class RelationModel(RelationDecoding, C.NetPredictor):
 
 # ---------------------------------------------------------------------- save / load
 
-def save(folder: Path, net: RelNet, vocab: Vocab, schemas: Schemas, threshold: float,
+def save(folder: Path, net: RelNet | LogitAverage, vocab: Vocab, schemas: Schemas, threshold: float,
          subject_threshold: float, pair_threshold: float = 0.5) -> None:
+    """The folder of a network, or of a seed ensemble (``members`` in config.json; the weights
+    of member ``i`` under ``nets.<i>.`` in the one weights file)."""
     folder.mkdir(parents=True, exist_ok=True)
     # the auxiliary CMeEE head is a training device only: not shipped
-    sd = {k: v for k, v in net.state_dict().items() if not k.startswith("aux_")}
+    sd = {k: v for k, v in net.state_dict().items() if not any(p.startswith("aux_") for p in k.split("."))}
     C.save_tensors(folder / "model.safetensors", sd, half=("",))
-    pair = {"pair_dim": net.pair.subj.out_features, "n_predicates": net.pair.out[-1].out_features,
-            "pair_scores": bool(net.pair.n_span_labels), "pair_threshold": pair_threshold}
-    C.write_json(folder / "config.json", {**asdict(net.cfg), "threshold": threshold,
-                                          "subject_threshold": subject_threshold, **pair})
+    one = net.first if isinstance(net, LogitAverage) else net
+    pair = {"pair_dim": one.pair.subj.out_features, "n_predicates": one.pair.out[-1].out_features,
+            "pair_scores": bool(one.pair.n_span_labels), "pair_threshold": pair_threshold}
+    members = {"members": len(net.nets)} if isinstance(net, LogitAverage) else {}
+    C.write_json(folder / "config.json", {**asdict(one.cfg), "threshold": threshold,
+                                          "subject_threshold": subject_threshold, **pair, **members})
     C.write_json(folder / "vocab.json", vocab.to_json())
     C.write_json(folder / "schemas.json", [{"subject_type": s, "predicate": p, "object_type": o}
                                            for s, p, o in schemas.rows])
@@ -84,9 +88,14 @@ def load_model(folder: str | Path, device: str = "cpu") -> RelationModel:
                          "older version; retrain it with `python -m cblue_core train --task CMeIE`")
     n_predicates, pair_dim = raw.pop("n_predicates"), raw.pop("pair_dim")
     pair_scores = raw.pop("pair_scores", DEFAULTS["pair_scores"])
+    members = raw.pop("members", None)
     cfg = SpanConfig(**raw)
     v = C.read_json(folder / "vocab.json")
-    net = RelNet(cfg, n_predicates, pair_dim, pair_scores=pair_scores)
+    net: RelNet | LogitAverage
+    if members is None:
+        net = RelNet(cfg, n_predicates, pair_dim, pair_scores=pair_scores)
+    else:
+        net = LogitAverage([RelNet(cfg, n_predicates, pair_dim, pair_scores=pair_scores) for _ in range(members)])
     net.load_state_dict(C.load_tensors(folder / "model.safetensors"))
     schemas = Schemas([(r["subject_type"], r["predicate"], r["object_type"])
                        for r in C.read_json(folder / "schemas.json")])

@@ -1,8 +1,9 @@
 """The CMeIE network: the span encoder with a multi-label span head, the pair head and the
-auxiliary CMeEE entity head (training only)."""
+auxiliary CMeEE entity head (training only); several of them as one (:class:`LogitAverage`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import torch
 from torch import nn
@@ -82,3 +83,34 @@ class PairHead(nn.Module):
             sc = span_scores.detach()
             x = x + self.subj_scores(sc[b, ss, se - ss - 1]) + self.obj_scores(sc[b, os_, oe - os_ - 1])
         return self.out(x)
+
+
+class LogitAverage(nn.Module):
+    """Several CMeIE networks of the same sizes as one (a seed ensemble): each encodes the batch,
+    and their span logits and pair logits are averaged. It answers what the predictor calls of a
+    :class:`RelNet` (``encode``, ``span_logits``, ``pair``, ``cfg``)."""
+
+    def __init__(self, nets: Sequence[RelNet]):
+        super().__init__()
+        if not nets:
+            raise ValueError("an ensemble needs at least one network")
+        self.nets = nn.ModuleList(nets)
+        self.cfg = nets[0].cfg
+
+    @property
+    def members(self) -> list[RelNet]:
+        return cast(list[RelNet], list(self.nets))
+
+    @property
+    def first(self) -> RelNet:
+        return self.members[0]
+
+    def encode(self, chars: torch.Tensor, bigrams: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """(networks, B, L, d): every network's states."""
+        return torch.stack([n.encode(chars, bigrams, lengths) for n in self.members])
+
+    def span_logits(self, states: torch.Tensor) -> torch.Tensor:
+        return torch.stack([n.span_logits(h) for n, h in zip(self.members, states)]).mean(0)
+
+    def pair(self, states: torch.Tensor, rows: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        return torch.stack([n.pair(h, rows, logits) for n, h in zip(self.members, states)]).mean(0)

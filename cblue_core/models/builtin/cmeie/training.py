@@ -41,7 +41,7 @@ from .data import (
 )
 from .decoding import top_spans
 from .model import KIND, RelationModel, save
-from .net import RelNet
+from .net import LogitAverage, RelNet
 from .recipe import DEFAULTS
 
 
@@ -125,6 +125,18 @@ def fit(net: RelNet, vocab: Vocab, items, aux, cfg: SpanConfig, out_dir: Path, *
                           scheduler=sched)
 
 
+def member_dir(out_dir: Path, i: int, members: int) -> Path:
+    """Where member ``i`` keeps its checkpoint while training: the folder itself for one network."""
+    return out_dir if members == 1 else out_dir / f"member-{i}"
+
+
+def mean_losses(states: Sequence[C.TrainState]) -> list[float]:
+    """Per epoch, the members' mean training loss (over those that reached it)."""
+    epochs = max(len(st["losses"]) for st in states)
+    return [round(sum(v) / len(v), 5) for v in
+            ([st["losses"][e] for st in states if e < len(st["losses"])] for e in range(epochs))]
+
+
 def pair_batch(scores: torch.Tensor, infos, lens: Sequence[int], subj_k: int, obj_ks: list[int],
                n_predicates: int, hard_subjects: int = 2, hard_objects: int = 8, max_pairs: int = 160):
     """Training pairs of a batch: gold subjects and mentions plus the best-scoring wrong spans,
@@ -196,6 +208,9 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     pair_threshold = params.pop("pair_threshold")
     pair_loss = params.pop("pair_loss")
     pair_pos_weight = params.pop("pair_pos_weight", 1.0)
+    members = params.pop("members")
+    if not isinstance(members, int) or members < 1:
+        raise ValueError(f"members must be a whole number of networks, 1 or more, not {members!r}")
     cfg = SpanConfig(task=task.name, labels=span_labels(task, schemas), **params)
     lab = {l: i for i, l in enumerate(cfg.labels)}
     aux, aux_labels, aux_path = (aux_items(data_dir, cfg.max_chars) if use_aux and aux_per_epoch
@@ -216,18 +231,30 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     for e in train_ex:
         items.extend((t, sp, piece_pairs(t, e.triples, pred_index, cfg.max_span))
                      for t, sp in chunk(e.text, mention_spans(e, lab, cfg.max_span), cfg.max_chars) if t)
-    C.set_seed(seed)
-    net = RelNet(cfg, len(task.label_codes), pair_dim, aux_labels, pair_scores)
-    if init is not None:
-        own = net.state_dict()
-        enc = {k: v for k, v in init.items() if k.split(".")[0] in ("char", "bigram", "lstm")}
-        if aux_labels and list(aux_labels) == list(init_net.cfg.labels):
-            enc.update({"aux_" + k: v for k, v in init.items() if k.startswith("pointer.")
-                        and "aux_" + k in own})
-        net.load_state_dict(enc, strict=False)
-    state = fit(net, vocab, items, aux, cfg, out_dir, seed=seed, resume=resume, progress=progress,
-                max_minutes=max_minutes, pos_weight=pos_weight, aux_per_epoch=aux_per_epoch,
-                pair_loss=pair_loss, pair_pos_weight=pair_pos_weight)
+    def member(i: int) -> tuple[RelNet, C.TrainState]:
+        """Member ``i`` of the seed ensemble (the model itself when there is one member)."""
+        C.set_seed(seed + i)
+        net = RelNet(cfg, len(task.label_codes), pair_dim, aux_labels, pair_scores)
+        if init is not None:
+            own = net.state_dict()
+            enc = {k: v for k, v in init.items() if k.split(".")[0] in ("char", "bigram", "lstm")}
+            if aux_labels and list(aux_labels) == list(init_net.cfg.labels):
+                enc.update({"aux_" + k: v for k, v in init.items() if k.startswith("pointer.")
+                            and "aux_" + k in own})
+            net.load_state_dict(enc, strict=False)
+        state = fit(net, vocab, items, aux, cfg, member_dir(out_dir, i, members), seed=seed + i,
+                    resume=resume, progress=progress, max_minutes=max_minutes, pos_weight=pos_weight,
+                    aux_per_epoch=aux_per_epoch, pair_loss=pair_loss, pair_pos_weight=pair_pos_weight)
+        return net, state
+
+    trained: list[tuple[RelNet, C.TrainState]] = []
+    for i in range(members):            # in order; one cut short stops the run (--resume goes on)
+        trained.append(member(i))
+        if trained[-1][1]["stopped_early"]:
+            break
+    states = [st for _, st in trained]
+    stopped_early = any(st["stopped_early"] for st in states) or len(trained) < members
+    net = trained[0][0] if members == 1 else LogitAverage([n for n, _ in trained])
     save(out_dir, net, vocab, schemas, threshold, subject_threshold, pair_threshold)
     net.load_state_dict(C.load_tensors(out_dir / "model.safetensors"), strict=False)  # as shipped
     card = ModelCard(
@@ -240,7 +267,9 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                      + (f" initialised from the {Path(init_from).name} entity model" if init_from else
                         " trained from scratch")
                      + (", with an auxiliary CMeEE entity head" if aux else "")
-                     + f"; types from the {len(schemas.rows)} schemas."))
+                     + f"; types from the {len(schemas.rows)} schemas"
+                     + (f"; a seed ensemble of {members} such networks, their span and pair logits "
+                        "averaged" if members > 1 else "") + "."))
     summary, base = {}, {}
     if held_ex:
         model = RelationModel(net, vocab, schemas, card, task, threshold, subject_threshold,
@@ -264,8 +293,8 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "split": split_info["split"],
         "held_out_indices": split_info.get("held_out_indices"),
         "command": C.command_line(task.name, data_dir, out_dir, seed, threads),
-        "seed": seed, "epochs": state["epoch"], "losses": [round(v, 5) for v in state["losses"]],
-        "stopped_early": state["stopped_early"], "time_s": round(state["time_s"], 1),
+        "seed": seed, "epochs": states[-1]["epoch"], "losses": mean_losses(states),
+        "stopped_early": stopped_early, "time_s": round(sum(st["time_s"] for st in states), 1),
         "total_time_s": round(time.perf_counter() - t0, 1),
         "hyperparameters": {**{k: v for k, v in asdict(cfg).items() if k not in ("labels", "task")},
                             "pos_weight": pos_weight, "threshold": threshold,
@@ -273,12 +302,17 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                             "pair_dim": pair_dim, "pair_scores": pair_scores, "pair_loss": pair_loss,
                             "pair_pos_weight": pair_pos_weight,
                             "pair_threshold": pair_threshold,
-                            "aux_per_epoch": aux_per_epoch if aux else 0},
+                            "aux_per_epoch": aux_per_epoch if aux else 0, "members": members},
         "selection": "hyperparameters chosen by measurement on the held-out part (there is no "
                      "other labelled CMeIE data), so its score is slightly optimistic",
         "tried": tried or [],
         "threads": threads,
     }
+    if members > 1:
+        card.training["members"] = [{"seed": seed + i, "epochs": st["epoch"],
+                                     "losses": [round(v, 5) for v in st["losses"]],
+                                     "time_s": round(st["time_s"], 1), "stopped_early": st["stopped_early"]}
+                                    for i, st in enumerate(states)]
     supervised, sources = list(train_ex), [f"{split_info['train']}"]
     if aux or init_from:      # the auxiliary head and the cmeee encoder both learnt CMeEE's labels
         ee_train, ee_path = C.load_split(data_dir, get_task("CMeEE"), "train")
@@ -290,6 +324,9 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     card.extra = {"chars": cfg.vocab_size, "bigrams": cfg.bigram_size,
                   "not_comparable_with_leaderboard": "held_out_indices" in split_info,
                   "weights_dtype": "float16 on disk (dev predictions identical to float32), float32 in memory"}
-    if not state["stopped_early"]:         # a run cut short keeps its checkpoint for --resume
-        C.Checkpoint(out_dir).clear()
+    if not stopped_early:         # a run cut short keeps its checkpoints for --resume
+        for i in range(members):
+            C.Checkpoint(member_dir(out_dir, i, members)).clear()
+            if members > 1:
+                member_dir(out_dir, i, members).rmdir()
     return C.finish_card(out_dir, card, readme_text(card))
