@@ -324,11 +324,21 @@ def shipped_size(folder: str | Path) -> int:
 # (weights, gradients, optimizer state and losses stay float32); on a CPU with AMX it halves the
 # step time of the encoders and the BiLSTMs.
 PRECISIONS = ("fp32", "bf16")
+# A recipe may also ask for "auto": bf16 where the CPU computes it natively, fp32 elsewhere, settled
+# when a run starts (encoder.pretrain.settled_overrides).
+AUTO_PRECISION = "auto"
 
 
 def check_precision(precision: str) -> None:
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+
+
+def native_bf16() -> bool:
+    """Whether this CPU computes bfloat16 in hardware (AMX tiles or AVX-512 BF16). Without it torch
+    emulates bf16 matrix products: a pretraining update took 25 s on a 2-core AVX2 EPYC, against
+    0.5-0.65 s in bf16 on AMX and about 1 s in fp32."""
+    return bool(torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported())
 
 
 def autocast(precision: str):

@@ -52,7 +52,7 @@ def add_pretrain_parser(subparsers) -> None:
     p.add_argument("--continue-from", metavar="FOLDER", default=None,
                    help="start from this finished encoder folder (its weights and vocabulary) as a new stage "
                         "of pretraining: 9,000 more updates, peak learning rate 3e-4 after 300 warm-up steps, "
-                        "bf16 autocast; "
+                        "bf16 autocast where the CPU has native bf16 (fp32 elsewhere); "
                         "the card keeps both stages' curves on one step axis")
     p.add_argument("--max-minutes", type=float, default=None,
                    help="stop (checkpointed) after this many minutes of this invocation; --resume continues")

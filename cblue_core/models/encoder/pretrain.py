@@ -24,10 +24,12 @@ from typing import Any, NotRequired, cast
 import torch
 
 from ..builtin.common import (
+    AUTO_PRECISION,
     Checkpoint,
     TrainState,
     autocast,
     check_precision,
+    native_bf16,
     optimizer_step,
     progress_bar,
     training_threads,
@@ -63,7 +65,7 @@ class PretrainConfig:
     eval_sequences: int = 256      # held-out packed sequences scored (a fixed, fixed-mask set)
     log_every: int = 50
     checkpoint_minutes: float = 5.0
-    precision: str = "fp32"        # common.PRECISIONS; held-out scores are always fp32
+    precision: str = "fp32"        # common.PRECISIONS ("auto" settled first); held-out scores are always fp32
 
     def __post_init__(self) -> None:
         check_precision(self.precision)
@@ -249,6 +251,23 @@ def _check_resumable(state: PretrainState, cfg: PretrainConfig, seed: int, finge
         raise ValueError("the checkpoint was made on other data files (corpus fingerprint differs)")
 
 
+def settled_overrides(overrides: dict | None, out_dir: Path, resume: bool) -> dict | None:
+    """``overrides`` with an "auto" precision settled. A resumed run keeps its checkpoint's, so that
+    it ends where an uninterrupted run does; a new run takes bf16 where the CPU computes it natively
+    and fp32 elsewhere (emulated bf16 is 25x slower than fp32)."""
+    if (overrides or {}).get("precision") != AUTO_PRECISION:
+        return overrides
+    ckpt = Checkpoint(out_dir)
+    if resume and ckpt.exists():
+        precision = cast(PretrainState, ckpt.state())["recipe"].get("precision", "fp32")
+        if precision == "bf16" and not native_bf16():
+            _log("warning: the checkpoint was made in bf16 and this CPU has no native bf16; each update "
+                 "will be many times slower than in fp32 (start afresh to train in fp32 here)")
+    else:
+        precision = "bf16" if native_bf16() else "fp32"
+    return {**(overrides or {}), "precision": precision}
+
+
 def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume: bool = False,
              max_minutes: float | None = None, max_steps: int | None = None, progress: bool = True,
              overrides: dict | None = None, command: str = "",
@@ -261,6 +280,7 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
     new stage (its weights and vocabulary; :mod:`.continuation`). When the recipe's last step
     is done, writes the model folder into ``out_dir`` (see :func:`.export.export`)."""
     base = C.read_base(init_from) if init_from is not None else None
+    overrides = settled_overrides(overrides, Path(out_dir), resume)
     if base is None:
         cfg = make_config(overrides)
     else:   # the base's recipe, its schedule replaced by the stage's
@@ -282,7 +302,7 @@ def pretrain(data_dir: str | Path, out_dir: str | Path, *, seed: int = 0, resume
     heldout = heldout_batches(corpus, tokenizer, cfg, sp, seed)
     _log(f"corpus: {len(corpus.train)} train texts ({sum(map(len, corpus.train))} chars, "
          f"{len(pieces)} pieces, {sum(map(len, pieces))} tokens), {len(corpus.held_out)} held out; "
-         f"vocabulary {len(tokens)}; {threads} thread(s)")
+         f"vocabulary {len(tokens)}; {threads} thread(s), {cfg.precision}")
 
     from transformers import BertForMaskedLM
 

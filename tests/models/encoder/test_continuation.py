@@ -105,13 +105,16 @@ def test_a_base_that_changed_under_a_stage_stops_its_resume(base, tmp_path):
         pretrain(DATA, tmp_path / "cut", overrides=STAGE, progress=False, init_from=mine, resume=True)
 
 
-def test_command_line_continues_with_the_stage_recipe(base, tmp_path, capsys):
+def test_command_line_continues_with_the_stage_recipe(base, tmp_path, capsys, monkeypatch):
+    import cblue_core.models.encoder.pretrain as P
+
+    monkeypatch.setattr(P, "native_bf16", lambda: False)    # an AVX2 CPU: the stage runs in fp32
     out = tmp_path / "next"
     assert main(["pretrain", "--data", str(DATA), "--out", str(out), "--continue-from", str(base),
                  "--max-steps", "2", "--no-progress"]) == 0
     assert "stopped at step 2 of 9000" in capsys.readouterr().out
     state = json.loads((out / "checkpoint" / "state.json").read_text())["state"]
     assert state["base"]["steps"] == BASE["steps"] and state["recipe"]["hidden"] == BASE["hidden"]
-    assert state["recipe"]["lr"] == 3e-4 and state["recipe"]["precision"] == "bf16"
+    assert state["recipe"]["lr"] == 3e-4 and state["recipe"]["precision"] == "fp32"
     assert main(["pretrain", "--data", str(DATA), "--out", str(out), "--continue-from", str(tmp_path),
                  "--no-progress"]) == 2

@@ -133,6 +133,30 @@ def test_bf16_runs_the_forward_pass_in_bfloat16_and_keeps_fp32_weights(tmp_path,
         PretrainConfig(precision="fp16")
 
 
+def test_auto_precision_is_bf16_only_where_the_cpu_has_it_and_a_resumed_run_keeps_its_own(
+        tmp_path, monkeypatch, capsys):
+    import cblue_core.models.encoder.pretrain as P
+
+    auto = {"steps": 10, "precision": "auto"}
+    for native, expected in ((True, "bf16"), (False, "fp32")):
+        monkeypatch.setattr(P, "native_bf16", lambda native=native: native)
+        assert P.settled_overrides(auto, tmp_path / "new", resume=False) == {"steps": 10, "precision": expected}
+        assert P.settled_overrides(auto, tmp_path / "new", resume=True)["precision"] == expected
+    assert P.settled_overrides({"precision": "bf16"}, tmp_path, resume=False) == {"precision": "bf16"}
+    assert P.settled_overrides(None, tmp_path, resume=False) is None
+    # a bf16 checkpoint resumes in bf16 on a CPU without it, with a warning; fp32 stays fp32
+    small = {**TINY, "steps": 4, "eval_every": 4, "log_every": 2, "eval_sequences": 8}
+    pretrain(DATA, tmp_path / "bf16", overrides={**small, "precision": "bf16"}, progress=False, max_steps=1)
+    pretrain(DATA, tmp_path / "fp32", overrides=small, progress=False, max_steps=1)
+    capsys.readouterr()
+    assert P.settled_overrides(auto, tmp_path / "bf16", resume=True)["precision"] == "bf16"
+    assert "no native bf16" in capsys.readouterr().out
+    monkeypatch.setattr(P, "native_bf16", lambda: True)
+    assert P.settled_overrides(auto, tmp_path / "fp32", resume=True)["precision"] == "fp32"
+    run = pretrain(DATA, tmp_path / "fp32", overrides={**small, "precision": "auto"}, progress=False, resume=True)
+    assert run.finished and run.state["recipe"]["precision"] == "fp32"
+
+
 def test_defaults_are_the_recipe():
     cfg = PretrainConfig()
     assert cfg.steps > cfg.warmup_steps > 0 and cfg.lr_at(0) < cfg.lr_at(cfg.warmup_steps - 1) == cfg.lr

@@ -294,7 +294,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "held_out_indices": split_info.get("held_out_indices"),
         "command": C.command_line(task.name, data_dir, out_dir, seed, threads),
         "seed": seed, "epochs": states[-1]["epoch"], "losses": mean_losses(states),
-        "stopped_early": stopped_early, "time_s": round(sum(st["time_s"] for st in states), 1),
+        "stopped_early": stopped_early, "time_s": round(sum(round(st["time_s"], 1) for st in states), 1),
         "total_time_s": round(time.perf_counter() - t0, 1),
         "hyperparameters": {**{k: v for k, v in asdict(cfg).items() if k not in ("labels", "task")},
                             "pos_weight": pos_weight, "threshold": threshold,
