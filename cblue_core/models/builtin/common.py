@@ -341,6 +341,15 @@ def native_bf16() -> bool:
     return bool(torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported())
 
 
+def check_trainable(precision: str) -> None:
+    """ValueError unless a recurrent network can train in ``precision`` on this CPU: without native
+    bf16, oneDNN cannot build a bf16 LSTM at all (and emulated bf16 would be slower than fp32)."""
+    check_precision(precision)
+    if precision == "bf16" and not native_bf16():
+        raise ValueError("precision bf16 needs a CPU that computes bf16 natively (AMX or AVX-512 BF16), "
+                         "which this one does not: train in fp32")
+
+
 def autocast(precision: str):
     """The context a training forward pass runs in under ``precision``."""
     check_precision(precision)

@@ -520,6 +520,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     none_weight = params.pop("none_weight", 1.0)
     labels = list(task.label_codes)
     cfg = SpanConfig(task=task.name, labels=labels, **params)
+    C.check_trainable(cfg.precision)
     vocab = Vocab.build([e.text for e in train_ex], cfg.min_bigram_count, cfg.max_bigrams)
     cfg.vocab_size, cfg.bigram_size = len(vocab.chars), len(vocab.bigrams)
     items = examples_to_items(train_ex, labels, cfg.max_chars)

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from cblue_core.models.builtin import cmeie as M
+from cblue_core.models.builtin import common as C
 from cblue_core.models.builtin import spans as S
 from cblue_core.records import Triple
 from cblue_core.tasks import get_task
@@ -156,6 +157,8 @@ def test_one_subject_each_keeps_the_best_subject_per_predicate_and_object():
         ("肺炎", "临床表现", "发热"), ("哮喘", "临床表现", "咳嗽"), ("哮喘", "并发症", "发热")]
 
 
+@pytest.mark.skipif(not C.native_bf16(), reason="this CPU has no native bf16 (AMX or AVX-512 BF16), "
+                    "and oneDNN has no bf16 LSTM without it")
 def test_bf16_trains_the_bilstm_under_autocast_and_the_heads_in_fp32(tmp_path, monkeypatch):
     seen: dict[str, set] = {"lstm": set(), "pair": set()}
     real_pair = M.PairHead.forward
@@ -184,6 +187,17 @@ def test_bf16_trains_the_bilstm_under_autocast_and_the_heads_in_fp32(tmp_path, m
     assert seen["lstm"] == {torch.float32}
     with pytest.raises(ValueError, match="precision must be one of"):
         M.train("CMeIE", SAMPLE, tmp_path / "x", progress=False, overrides={**M.TINY, "precision": "fp16"})
+
+
+def test_bf16_is_refused_on_a_cpu_without_native_bf16(tmp_path, monkeypatch):
+    monkeypatch.setattr(C, "native_bf16", lambda: False)
+    tiny = {**M.TINY, "pair_dim": 8, "epochs": 1, "aux_per_epoch": 8, "precision": "bf16"}
+    with pytest.raises(ValueError, match="needs a CPU that computes bf16 natively"):
+        M.train("CMeIE", SAMPLE, tmp_path / "ie", progress=False, overrides=tiny)
+    with pytest.raises(ValueError, match="needs a CPU that computes bf16 natively"):
+        S.train("CMeEE", SAMPLE, tmp_path / "ee", progress=False,
+                overrides={**S.TINY, "epochs": 1, "precision": "bf16"})
+    assert not any((tmp_path / "ie").iterdir()) and not any((tmp_path / "ee").iterdir())
 
 
 def test_logit_average_of_copies_is_the_network_itself():

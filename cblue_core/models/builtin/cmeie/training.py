@@ -212,6 +212,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     if not isinstance(members, int) or members < 1:
         raise ValueError(f"members must be a whole number of networks, 1 or more, not {members!r}")
     cfg = SpanConfig(task=task.name, labels=span_labels(task, schemas), **params)
+    C.check_trainable(cfg.precision)
     lab = {l: i for i, l in enumerate(cfg.labels)}
     aux, aux_labels, aux_path = (aux_items(data_dir, cfg.max_chars) if use_aux and aux_per_epoch
                                  else ([], [], None))
