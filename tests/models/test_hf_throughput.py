@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cblue_core.io.validate import load
-from cblue_core.models.hf import _set_first_token, install_first_token_last_layer, length_buckets
+from cblue_core.models.hf.throughput import _set_first_token, install_first_token_last_layer, length_buckets
 from cblue_core.models.loading import load_predictor
 from cblue_core.records import Example
 
