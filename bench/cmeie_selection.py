@@ -20,6 +20,9 @@ training seeds as separate runs and averaging them with ``--ensemble``):
 - ``bf16``: the shipped recipe with the BiLSTM under bf16 autocast in training (``precision``),
   which halves its step time on a CPU with AMX (refused on a CPU without native bf16); predictions
   run in fp32 as always.
+- ``lexicon``: the shipped recipe whose characters also read a gazetteer of the fit part's
+  subjects and objects and CMeEE's entities (:mod:`cblue_core.models.builtin.cmeie.lexicon`,
+  leave-one-out while training).
 
     CBLUE_TRAIN_THREADS=1 nice -n 10 python bench/cmeie_selection.py --variant base --out DIR
         [--data ../shared/cblue] [--seed 0] [--max-minutes 90]
@@ -53,7 +56,7 @@ SWAP_PROBABILITY = 0.5
 # each member is also scored alone.
 ONE = {"members": 1}
 VARIANTS = {"base": ONE, "swap": {**ONE, "epochs": cmeie.DEFAULTS["epochs"] // 2, "aux_per_epoch": 6000},
-            "bf16": {**ONE, "precision": "bf16"}}
+            "bf16": {**ONE, "precision": "bf16"}, "lexicon": {**ONE, "lexicon": True}}
 
 
 def raw_records(path: Path) -> list[dict]:
@@ -147,7 +150,7 @@ def ensemble_scores(data: Path, folders: list[Path]) -> dict:
         out[folder.name] = evaluate(task, held, m.predict(held), n_boot=200).metrics["f1"]
     first = models[0]
     together = cmeie.RelationModel(cmeie.LogitAverage([m.net for m in models]), first.vocab, first.schemas,
-                                   first.card, task, *first.thresholds).to("cpu")
+                                   first.card, task, *first.thresholds, first.lexicon).to("cpu")
     out["+".join(f.name for f in folders)] = evaluate(task, held, together.predict(held), n_boot=200).metrics["f1"]
     return out
 

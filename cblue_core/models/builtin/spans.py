@@ -63,6 +63,7 @@ class SpanConfig:
     vocab_size: int = 2
     bigram_size: int = 2
     precision: str = "fp32"       # of training: common.PRECISIONS (the BiLSTM under autocast)
+    lexicon_features: int = 0     # per-character gazetteer features added to the character embedding
 
     def __post_init__(self) -> None:
         C.check_precision(self.precision)
@@ -115,6 +116,10 @@ class SpanNet(nn.Module):
         if cfg.bigram_dim:
             self.bigram = nn.Embedding(cfg.bigram_size, cfg.bigram_dim, padding_idx=PAD)
             n_in += cfg.bigram_dim
+        if cfg.lexicon_features:
+            # zero at the start: a network initialised from one without a lexicon begins as it was
+            self.lexicon = nn.Linear(cfg.lexicon_features, cfg.char_dim, bias=False)
+            nn.init.zeros_(self.lexicon.weight)
         self.drop = nn.Dropout(cfg.dropout)
         self.lstm = BiLSTM(n_in, cfg.hidden, cfg.layers, cfg.dropout)
         if cfg.head == "pointer":
@@ -125,8 +130,15 @@ class SpanNet(nn.Module):
             self.width = nn.Embedding(cfg.max_span, cfg.span_dim)
             self.out = nn.Linear(cfg.span_dim, len(cfg.labels) + 1)
 
-    def encode(self, chars: torch.Tensor, bigrams: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    def encode(self, chars: torch.Tensor, bigrams: torch.Tensor, lengths: torch.Tensor,
+               lexicon: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, L, 2 hidden) states; ``lexicon`` the (B, L, lexicon_features) gazetteer features,
+        required when the network has them."""
         x = self.char(chars)
+        if self.cfg.lexicon_features:
+            if lexicon is None:
+                raise ValueError("this network reads lexicon features: pass lexicon")
+            x = x + self.lexicon(lexicon.to(x.dtype))
         if self.cfg.bigram_dim:
             x = torch.cat([x, self.bigram(bigrams)], dim=-1)
         return self.drop(self.lstm(self.drop(x), lengths))
@@ -142,11 +154,12 @@ class SpanNet(nn.Module):
     def forward(self, chars, bigrams, lengths):
         return self.span_logits(self.encode(chars, bigrams, lengths))
 
-    def training_states(self, chars: torch.Tensor, bigrams: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    def training_states(self, chars: torch.Tensor, bigrams: torch.Tensor, lengths: torch.Tensor,
+                        lexicon: torch.Tensor | None = None) -> torch.Tensor:
         """:meth:`encode` as training runs it: under the recipe's precision, the states handed on
         in float32 so that the heads and the losses stay exact."""
         with C.autocast(self.cfg.precision):
-            h = self.encode(chars, bigrams, lengths)
+            h = self.encode(chars, bigrams, lengths, lexicon)
         return h.float()
 
 

@@ -22,10 +22,12 @@ Model, on the character BiLSTM span encoder of :mod:`..spans`:
 
 An auxiliary head learns CMeEE's 9 entity types on the CMeEE training file (when present beside
 the CMeIE folder), and the encoder can start from a trained CMeEE model (``init_from``), so
-that it has seen 15,000 more medical sentences: the relation data alone is small.
+that it has seen 15,000 more medical sentences: the relation data alone is small. With
+``lexicon`` the characters also read a gazetteer of typed mentions (the training records'
+subjects and objects, CMeEE's entities; :mod:`.lexicon`).
 ``combined`` is True when no ``。``-separated sentence holds both mentions.
 
-The package: :mod:`.data` (the split, schemas, labels and gold pairs), :mod:`.net`, :mod:`.decoding`,
+The package: :mod:`.data` (the split, schemas, labels and gold pairs), :mod:`.lexicon`, :mod:`.net`, :mod:`.decoding`,
 :mod:`.model` (the predictor, saved and loaded), :mod:`.training`, :mod:`.card` and :mod:`.recipe`.
 """
 from __future__ import annotations
@@ -47,6 +49,7 @@ from .data import (
     split_data,
 )
 from .decoding import PairHit, RelationDecoding, Thresholds, best_mentions, one_subject_each, top_spans
+from .lexicon import Lexicon
 from .model import KIND, RelationModel, load_model, save
 from .net import LogitAverage, PairHead, RelNet
 from .recipe import DEFAULTS, TINY
@@ -62,6 +65,7 @@ __all__ = [
     "TINY",
     "TRAIN_FRACTION",
     "TYPE",
+    "Lexicon",
     "LogitAverage",
     "PairHead",
     "PairHit",

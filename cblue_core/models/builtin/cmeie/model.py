@@ -13,6 +13,7 @@ from .. import common as C
 from ..spans import SpanConfig, Vocab, batch_tensors
 from .data import Schemas
 from .decoding import PairHit, RelationDecoding, best_mentions
+from .lexicon import Lexicon
 from .net import LogitAverage, RelNet
 from .recipe import DEFAULTS
 
@@ -24,16 +25,23 @@ class RelationModel(RelationDecoding, C.NetPredictor):
 
     def __init__(self, net: RelNet | LogitAverage, vocab: Vocab, schemas: Schemas, card: ModelCard, task: TaskSpec,
                  threshold: float = 0.5, subject_threshold: float | None = None,
-                 pair_threshold: float = 0.5):
+                 pair_threshold: float = 0.5, lexicon: Lexicon | None = None):
         C.NetPredictor.__init__(self, net, card, task)
         self.vocab = vocab
+        if bool(net.cfg.lexicon_features) != (lexicon is not None) or (
+                lexicon is not None and lexicon.n_features != net.cfg.lexicon_features):
+            raise ValueError(f"the network reads {net.cfg.lexicon_features} lexicon features; the lexicon "
+                             f"gives {lexicon.n_features if lexicon else 0}")
+        self.lexicon = lexicon
         self.init_decoding(schemas, task.label_codes, threshold,
                            threshold if subject_threshold is None else subject_threshold, pair_threshold)
 
     def scored(self, texts: Sequence[str]) -> list[tuple[list[PairHit], dict[str, float], dict[str, float]]]:
         chars, bis, lengths = batch_tensors(self.vocab, texts)
+        lex = (self.lexicon.features(texts, chars.shape[1]).to(self.device) if self.lexicon is not None
+               else None)
         with torch.inference_mode():
-            h = self.net.encode(chars.to(self.device), bis.to(self.device), lengths)
+            h = self.net.encode(chars.to(self.device), bis.to(self.device), lengths, lex)
             logits = self.net.span_logits(h)
             P = torch.sigmoid(logits.float()).cpu()
             rows: list[tuple[int, int, int, int, int]] = []
@@ -59,9 +67,10 @@ class RelationModel(RelationDecoding, C.NetPredictor):
 # ---------------------------------------------------------------------- save / load
 
 def save(folder: Path, net: RelNet | LogitAverage, vocab: Vocab, schemas: Schemas, threshold: float,
-         subject_threshold: float, pair_threshold: float = 0.5) -> None:
+         subject_threshold: float, pair_threshold: float = 0.5, lexicon: Lexicon | None = None) -> None:
     """The folder of a network, or of a seed ensemble (``members`` in config.json; the weights
-    of member ``i`` under ``nets.<i>.`` in the one weights file)."""
+    of member ``i`` under ``nets.<i>.`` in the one weights file), with its lexicon
+    (``lexicon.json``) when it reads one."""
     folder.mkdir(parents=True, exist_ok=True)
     # the auxiliary CMeEE head is a training device only: not shipped
     sd = {k: v for k, v in net.state_dict().items() if not any(p.startswith("aux_") for p in k.split("."))}
@@ -73,6 +82,8 @@ def save(folder: Path, net: RelNet | LogitAverage, vocab: Vocab, schemas: Schema
     C.write_json(folder / "config.json", {**asdict(one.cfg), "threshold": threshold,
                                           "subject_threshold": subject_threshold, **pair, **members})
     C.write_json(folder / "vocab.json", vocab.to_json())
+    if lexicon is not None:
+        C.write_json(folder / "lexicon.json", lexicon.to_json())
     C.write_json(folder / "schemas.json", [{"subject_type": s, "predicate": p, "object_type": o}
                                            for s, p, o in schemas.rows])
 
@@ -99,5 +110,6 @@ def load_model(folder: str | Path, device: str = "cpu") -> RelationModel:
     net.load_state_dict(C.load_tensors(folder / "model.safetensors"))
     schemas = Schemas([(r["subject_type"], r["predicate"], r["object_type"])
                        for r in C.read_json(folder / "schemas.json")])
+    lexicon = Lexicon.from_json(C.read_json(folder / "lexicon.json")) if cfg.lexicon_features else None
     return RelationModel(net, Vocab(v["chars"], v["bigrams"]), schemas, C.read_card(folder),
-                         get_task(cfg.task), threshold, subject_threshold, pair_threshold).to(device)
+                         get_task(cfg.task), threshold, subject_threshold, pair_threshold, lexicon).to(device)

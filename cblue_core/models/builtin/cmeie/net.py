@@ -105,9 +105,10 @@ class LogitAverage(nn.Module):
     def first(self) -> RelNet:
         return self.members[0]
 
-    def encode(self, chars: torch.Tensor, bigrams: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    def encode(self, chars: torch.Tensor, bigrams: torch.Tensor, lengths: torch.Tensor,
+               lexicon: torch.Tensor | None = None) -> torch.Tensor:
         """(networks, B, L, d): every network's states."""
-        return torch.stack([n.encode(chars, bigrams, lengths) for n in self.members])
+        return torch.stack([n.encode(chars, bigrams, lengths, lexicon) for n in self.members])
 
     def span_logits(self, states: torch.Tensor) -> torch.Tensor:
         return torch.stack([n.span_logits(h) for n, h in zip(self.members, states)]).mean(0)

@@ -40,6 +40,7 @@ from .data import (
     split_data,
 )
 from .decoding import top_spans
+from .lexicon import Lexicon, feature_tensor, training_lexicon
 from .model import KIND, RelationModel, save
 from .net import LogitAverage, RelNet
 from .recipe import DEFAULTS
@@ -65,7 +66,9 @@ def encoder_folder(name_or_dir: str | Path) -> Path:
 def fit(net: RelNet, vocab: Vocab, items, aux, cfg: SpanConfig, out_dir: Path, *, seed: int,
         resume: bool, progress: bool, max_minutes: float, pos_weight: float, aux_per_epoch: int,
         pair_loss: str = "mlce", pair_pos_weight: float = 1.0,
-        max_steps: int | None = None) -> C.TrainState:
+        max_steps: int | None = None, lexicon_ids: tuple[list, list] | None = None) -> C.TrainState:
+    """``lexicon_ids``: per main item and per auxiliary piece, its ``(position, feature)`` lexicon
+    features (:meth:`.Lexicon.feature_ids`), when the network reads them."""
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda ep: max(0.1, 1 - ep / max(cfg.epochs, 1)))
     K = len(cfg.labels)
@@ -94,8 +97,12 @@ def fit(net: RelNet, vocab: Vocab, items, aux, cfg: SpanConfig, out_dir: Path, *
         src = items if kind == "main" else aux
         texts = [src[i][0] for i in idx]
         chars, bis, lengths = batch_tensors(vocab, texts)
-        h = net.training_states(chars, bis, lengths)
         L = chars.shape[1]
+        lex = None
+        if lexicon_ids is not None:
+            ids = lexicon_ids[0] if kind == "main" else lexicon_ids[1]
+            lex = feature_tensor([ids[i] for i in idx], L, cfg.lexicon_features)
+        h = net.training_states(chars, bis, lengths, lex)
         lens = [len(t) for t in texts]
         if kind == "main":
             y, mask = multilabel_targets([src[i][1] for i in idx], lens, L, cfg.max_span, K)
@@ -209,6 +216,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     pair_loss = params.pop("pair_loss")
     pair_pos_weight = params.pop("pair_pos_weight", 1.0)
     members = params.pop("members")
+    use_lexicon = params.pop("lexicon", False)
     if not isinstance(members, int) or members < 1:
         raise ValueError(f"members must be a whole number of networks, 1 or more, not {members!r}")
     cfg = SpanConfig(task=task.name, labels=span_labels(task, schemas), **params)
@@ -229,9 +237,18 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     cfg.vocab_size, cfg.bigram_size = len(vocab.chars), len(vocab.bigrams)
     pred_index = {p: i for i, p in enumerate(task.label_codes)}
     items: list[tuple[str, list[tuple[int, int, int]], PiecePairs]] = []
-    for e in train_ex:
-        items.extend((t, sp, piece_pairs(t, e.triples, pred_index, cfg.max_span))
-                     for t, sp in chunk(e.text, mention_spans(e, lab, cfg.max_span), cfg.max_chars) if t)
+    item_records: list[int] = []
+    for r, e in enumerate(train_ex):
+        pieces = [(t, sp, piece_pairs(t, e.triples, pred_index, cfg.max_span))
+                  for t, sp in chunk(e.text, mention_spans(e, lab, cfg.max_span), cfg.max_chars) if t]
+        items.extend(pieces)
+        item_records.extend([r] * len(pieces))
+    lexicon: Lexicon | None = None
+    lexicon_ids = None
+    if use_lexicon:
+        lexicon, lexicon_ids = training_lexicon(train_ex, item_records, [it[0] for it in items], aux,
+                                                aux_labels, cfg.max_span)
+        cfg.lexicon_features = lexicon.n_features
     def member(i: int) -> tuple[RelNet, C.TrainState]:
         """Member ``i`` of the seed ensemble (the model itself when there is one member)."""
         C.set_seed(seed + i)
@@ -245,7 +262,8 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
             net.load_state_dict(enc, strict=False)
         state = fit(net, vocab, items, aux, cfg, member_dir(out_dir, i, members), seed=seed + i,
                     resume=resume, progress=progress, max_minutes=max_minutes, pos_weight=pos_weight,
-                    aux_per_epoch=aux_per_epoch, pair_loss=pair_loss, pair_pos_weight=pair_pos_weight)
+                    aux_per_epoch=aux_per_epoch, pair_loss=pair_loss, pair_pos_weight=pair_pos_weight,
+                    lexicon_ids=lexicon_ids)
         return net, state
 
     trained: list[tuple[RelNet, C.TrainState]] = []
@@ -256,7 +274,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     states = [st for _, st in trained]
     stopped_early = any(st["stopped_early"] for st in states) or len(trained) < members
     net = trained[0][0] if members == 1 else LogitAverage([n for n, _ in trained])
-    save(out_dir, net, vocab, schemas, threshold, subject_threshold, pair_threshold)
+    save(out_dir, net, vocab, schemas, threshold, subject_threshold, pair_threshold, lexicon)
     net.load_state_dict(C.load_tensors(out_dir / "model.safetensors"), strict=False)  # as shipped
     card = ModelCard(
         name=out_dir.name, task=task.name, kind=KIND, labels=list(task.label_codes),
@@ -268,13 +286,16 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                      + (f" initialised from the {Path(init_from).name} entity model" if init_from else
                         " trained from scratch")
                      + (", with an auxiliary CMeEE entity head" if aux else "")
+                     + (f"; the characters also read a lexicon of {len(lexicon.terms)} typed terms "
+                        "(the training part's subjects and objects, CMeEE's entities; leave-one-out "
+                        "in training)" if lexicon else "")
                      + f"; types from the {len(schemas.rows)} schemas"
                      + (f"; a seed ensemble of {members} such networks, their span and pair logits "
                         "averaged" if members > 1 else "") + "."))
     summary, base = {}, {}
     if held_ex:
         model = RelationModel(net, vocab, schemas, card, task, threshold, subject_threshold,
-                              pair_threshold)
+                              pair_threshold, lexicon)
         pred = model.predict(held_ex)
         summary = evaluate(task, held_ex, pred).summary()
         if "held_out_indices" in split_info:
@@ -303,7 +324,8 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                             "pair_dim": pair_dim, "pair_scores": pair_scores, "pair_loss": pair_loss,
                             "pair_pos_weight": pair_pos_weight,
                             "pair_threshold": pair_threshold,
-                            "aux_per_epoch": aux_per_epoch if aux else 0, "members": members},
+                            "aux_per_epoch": aux_per_epoch if aux else 0, "members": members,
+                            "lexicon": use_lexicon},
         "selection": "hyperparameters chosen by measurement on the held-out part (there is no "
                      "other labelled CMeIE data), so its score is slightly optimistic",
         "tried": tried or [],
