@@ -33,6 +33,15 @@ class Lexicon:
     classes: list[str]
     terms: dict[str, list[int]] = field(default_factory=dict)   # term -> its class ids
     max_len: int = 25
+    # first character -> the lengths of the terms it starts: the only substrings worth looking up
+    _lengths: dict[str, list[int]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        lengths: dict[str, set[int]] = {}
+        for t in self.terms:
+            if MIN_LEN <= len(t) <= self.max_len:
+                lengths.setdefault(t[0], set()).add(len(t))
+        self._lengths = {c: sorted(ls) for c, ls in lengths.items()}
 
     @property
     def n_features(self) -> int:
@@ -43,11 +52,14 @@ class Lexicon:
         """Every ``(start, end, class id)`` of a lexicon term in ``text`` (not those in ``exclude``)."""
         low = term_key(text)
         n, out = len(low), []
-        for i in range(n):
-            for j in range(i + MIN_LEN, min(n, i + self.max_len) + 1):
-                for c in self.terms.get(low[i:j], ()):
-                    if (low[i:j], c) not in exclude:
-                        out.append((i, j, c))
+        for i, first in enumerate(low):
+            for w in self._lengths.get(first, ()):
+                if i + w > n:
+                    break
+                term = low[i:i + w]
+                for c in self.terms.get(term, ()):
+                    if (term, c) not in exclude:
+                        out.append((i, i + w, c))
         return out
 
     def feature_ids(self, text: str, exclude: frozenset[Term] | set[Term] = frozenset()
