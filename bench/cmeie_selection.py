@@ -145,6 +145,8 @@ def ensemble_scores(data: Path, folders: list[Path]) -> dict:
     models = [cmeie.load_model(f) for f in folders]
     if any(m.vocab.chars != models[0].vocab.chars or m.vocab.bigrams != models[0].vocab.bigrams for m in models):
         raise SystemExit("the models do not share a vocabulary: train them all from the cmeee model")
+    if any(m.lexicon != models[0].lexicon for m in models):
+        raise SystemExit("the models do not share a lexicon: train them all with the same lexicon setting")
     out = {}
     for folder, m in zip(folders, models):
         out[folder.name] = evaluate(task, held, m.predict(held), n_boot=200).metrics["f1"]
