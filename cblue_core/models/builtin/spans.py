@@ -27,6 +27,7 @@ from ...records import Example, Span
 from ...tasks import TaskSpec, get_task
 from ..base import ModelCard
 from . import common as C
+from .lexicon import MIN_LEN, Lexicon
 
 KIND = "span-encoder"
 PAD, UNK = 0, 1
@@ -504,19 +505,14 @@ def dictionary_baseline(task: TaskSpec, train: Sequence[Example], dev: Sequence[
         for s in ex.spans:
             if s.text and len(s.text) >= 2:
                 types.setdefault(s.text, Counter())[s.type] += 1
-    lex = {m: c.most_common(1)[0][0] for m, c in types.items()}
-    by_first: dict[str, list[str]] = {}
-    for m in lex:
-        by_first.setdefault(m[0], []).append(m)
-    pred = []
-    for ex in dev:
-        spans = []
-        t = ex.text
-        for i, ch in enumerate(t):
-            for m in by_first.get(ch, ()):
-                if t.startswith(m, i):
-                    spans.append(Span(i, i + len(m), lex[m], m))
-        pred.append(Example(key=ex.key, index=ex.index, text=t, spans=spans))
+    top = {m: c.most_common(1)[0][0] for m, c in types.items()}
+    classes = sorted(set(top.values()))
+    cid = {t: i for i, t in enumerate(classes)}
+    lex = Lexicon(classes, {m: [cid[t]] for m, t in top.items()}, max_len=max(map(len, top), default=MIN_LEN),
+                  fold_case=False)
+    pred = [Example(key=ex.key, index=ex.index, text=ex.text,
+                    spans=[Span(i, j, classes[c], ex.text[i:j]) for i, j, c in lex.matches(ex.text)])
+            for ex in dev]
     ev = evaluate(task, list(dev), pred, n_boot=200)
     return {"train_dictionary": {"description": "every train mention of 2+ characters, tagged with "
                                  "its most frequent train type, at every occurrence in the dev text",

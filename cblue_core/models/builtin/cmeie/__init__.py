@@ -32,6 +32,7 @@ The package: :mod:`.data` (the split, schemas, labels and gold pairs), :mod:`.le
 """
 from __future__ import annotations
 
+from ..lexicon import Lexicon
 from .card import HELD_OUT_NOTE, NOT_COMPARABLE, readme_text
 from .data import (
     SPLIT_SEED,
@@ -49,7 +50,6 @@ from .data import (
     split_data,
 )
 from .decoding import PairHit, RelationDecoding, Thresholds, best_mentions, one_subject_each, top_spans
-from .lexicon import Lexicon
 from .model import KIND, RelationModel, load_model, save
 from .net import LogitAverage, PairHead, RelNet
 from .recipe import DEFAULTS, TINY

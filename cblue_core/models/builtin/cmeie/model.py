@@ -10,10 +10,10 @@ import torch
 from ....tasks import TaskSpec, get_task
 from ...base import ModelCard
 from .. import common as C
+from ..lexicon import Lexicon
 from ..spans import SpanConfig, Vocab, batch_tensors
 from .data import Schemas
 from .decoding import PairHit, RelationDecoding, best_mentions
-from .lexicon import Lexicon
 from .net import LogitAverage, RelNet
 from .recipe import DEFAULTS
 

@@ -17,6 +17,7 @@ from ....records import Example, Triple
 from ....tasks import TaskSpec, get_task
 from ...base import ModelCard
 from .. import common as C
+from ..lexicon import Lexicon, feature_tensor
 from ..spans import (
     SpanConfig,
     Vocab,
@@ -40,7 +41,7 @@ from .data import (
     split_data,
 )
 from .decoding import top_spans
-from .lexicon import Lexicon, feature_tensor, training_lexicon
+from .lexicon import training_lexicon
 from .model import KIND, RelationModel, save
 from .net import LogitAverage, RelNet
 from .recipe import DEFAULTS
