@@ -23,19 +23,24 @@ training seeds as separate runs and averaging them with ``--ensemble``):
 - ``lexicon``: the shipped recipe whose characters also read a gazetteer of the fit part's
   subjects and objects and CMeEE's entities (:mod:`cblue_core.models.builtin.cmeie.lexicon`,
   leave-one-out while training).
+- ``teacher``: the shipped recipe, self-trained: CMeEE's training sentences also carry the triples
+  of a teacher model (``--teacher DIR``, e.g. an ensemble of fit-part models saved with
+  ``--ensemble ... --save DIR``; :mod:`cblue_core.models.builtin.cmeie.self_training`).
 
     CBLUE_TRAIN_THREADS=1 nice -n 10 python bench/cmeie_selection.py --variant base --out DIR
         [--data ../shared/cblue] [--seed 0] [--max-minutes 90]
-    python bench/cmeie_selection.py --ensemble DIR DIR [...]
+        [--teacher DIR]
+    python bench/cmeie_selection.py --ensemble DIR DIR [...] [--save DIR]
 
 Prints the selection slice's F1 (and writes the model's card under ``DIR``). ``--ensemble``: the
 F1 on the same slice of models trained here (each alone, then together: their span and pair
 logits averaged, the shipped thresholds), which must share their vocabulary (all start from the
-cmeee model).
+cmeee model); ``--save`` writes that ensemble as a model folder (a teacher).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import sys
@@ -48,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 from cblue_core.evaluation import evaluate
 from cblue_core.models.builtin import cmeie
 from cblue_core.models.builtin import common as C
+from cblue_core.models.provenance import read_training_records, write_training_records
 from cblue_core.tasks import get_task
 
 SELECTION_SEED = 1
@@ -56,7 +62,7 @@ SWAP_PROBABILITY = 0.5
 # each member is also scored alone.
 ONE = {"members": 1}
 VARIANTS = {"base": ONE, "swap": {**ONE, "epochs": cmeie.DEFAULTS["epochs"] // 2, "aux_per_epoch": 6000},
-            "bf16": {**ONE, "precision": "bf16"}, "lexicon": {**ONE, "lexicon": True}}
+            "bf16": {**ONE, "precision": "bf16"}, "lexicon": {**ONE, "lexicon": True}, "teacher": ONE}
 
 
 def raw_records(path: Path) -> list[dict]:
@@ -136,8 +142,9 @@ def selection_folder(data: Path, folder: Path, variant: str) -> dict:
     return {"training_part": len(records), "fit": len(fit), "swapped_copies": len(extra), "selection": len(selection)}
 
 
-def ensemble_scores(data: Path, folders: list[Path]) -> dict:
-    """F1 on the selection slice of each model in ``folders``, then of all of them together."""
+def ensemble_scores(data: Path, folders: list[Path], save: Path | None = None) -> dict:
+    """F1 on the selection slice of each model in ``folders``, then of all of them together
+    (saved as a model folder under ``save``, with the union of their training records)."""
     task = get_task("CMeIE")
     with tempfile.TemporaryDirectory() as tmp:
         selection_folder(data, Path(tmp), "base")
@@ -154,6 +161,16 @@ def ensemble_scores(data: Path, folders: list[Path]) -> dict:
     together = cmeie.RelationModel(cmeie.LogitAverage([m.net for m in models]), first.vocab, first.schemas,
                                    first.card, task, *first.thresholds, first.lexicon).to("cpu")
     out["+".join(f.name for f in folders)] = evaluate(task, held, together.predict(held), n_boot=200).metrics["f1"]
+    if save is not None:
+        cmeie.save(save, together.net, first.vocab, first.schemas, *first.thresholds, first.lexicon)
+        card = dataclasses.replace(first.card, name=save.name,
+                                   description=f"the models {', '.join(f.name for f in folders)}, their span "
+                                               "and pair logits averaged")
+        card.training = {**card.training}
+        records = frozenset().union(*(read_training_records(f) or frozenset() for f in folders))
+        card.training["supervised_records"] = write_training_records(save, [], sources=[str(f) for f in folders],
+                                                                     also=records)
+        C.finish_card(save, card)
     return out
 
 
@@ -162,20 +179,25 @@ def main() -> None:
     parser.add_argument("--variant", choices=sorted(VARIANTS))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--ensemble", type=Path, nargs="+", metavar="DIR")
+    parser.add_argument("--save", type=Path, metavar="DIR", help="with --ensemble: save it as a model folder")
+    parser.add_argument("--teacher", type=Path, metavar="DIR", help="the teacher variant's teacher model")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "cblue")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-minutes", type=float, default=90)
     args = parser.parse_args()
     if args.ensemble:
-        print(json.dumps(ensemble_scores(args.data, args.ensemble)))
+        print(json.dumps(ensemble_scores(args.data, args.ensemble, args.save)))
         return
     if args.variant is None or args.out is None:
         parser.error("--variant and --out (or --ensemble)")
+    if (args.variant == "teacher") != (args.teacher is not None):
+        parser.error("--teacher DIR goes with --variant teacher (and only with it)")
+    overrides = {**VARIANTS[args.variant], **({"teacher": str(args.teacher)} if args.teacher else {})}
     with tempfile.TemporaryDirectory() as tmp:
         sizes = selection_folder(args.data, Path(tmp), args.variant)
         print(json.dumps({"variant": args.variant, **sizes}), flush=True)
         card = cmeie.train("CMeIE", tmp, args.out, seed=args.seed, progress=False,
-                           max_minutes=args.max_minutes, overrides=VARIANTS[args.variant])
+                           max_minutes=args.max_minutes, overrides=overrides)
     m = card.dev_metrics["metrics"]
     print(json.dumps({"variant": args.variant, "seed": args.seed, "selection_f1": m.get("f1"),
                       "precision": m.get("precision"), "recall": m.get("recall"),

@@ -31,9 +31,10 @@ def fingerprint(ex: Example) -> str:
 
 
 def write_training_records(folder: str | Path, examples: Iterable[Example], *,
-                           sources: list[str]) -> dict[str, Any]:
-    """Write the fingerprints of ``examples`` beside a model; returns the card's entry for them."""
-    hashes = sorted({fingerprint(ex) for ex in examples})
+                           sources: list[str], also: Iterable[str] = ()) -> dict[str, Any]:
+    """Write the fingerprints of ``examples`` (and the fingerprints ``also``) beside a model;
+    returns the card's entry for them."""
+    hashes = sorted({fingerprint(ex) for ex in examples} | set(also))
     path = Path(folder) / RECORDS_FILE
     # mtime=0: the same records give the same bytes, so a retrained model does not churn git.
     with path.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:

@@ -423,12 +423,14 @@ def load_train_dev(data_dir: str | Path, task: TaskSpec
 
 
 def record_training_data(out_dir: Path, card: ModelCard, examples: Sequence[Example],
-                         sources: list[str]) -> None:
+                         sources: list[str], also: frozenset[str] = frozenset()) -> None:
     """Fingerprint every record the model learnt from with supervision, beside its weights, and
-    say so in the card (a run on those records then carries a warning; see models.provenance)."""
+    say so in the card (a run on those records then carries a warning; see models.provenance).
+    ``also``: fingerprints learnt at one remove (a teacher model's records)."""
     from ..provenance import write_training_records
 
-    card.training["supervised_records"] = write_training_records(out_dir, examples, sources=sources)
+    card.training["supervised_records"] = write_training_records(out_dir, examples, sources=sources,
+                                                                 also=also)
 
 
 def command_line(task: str, data_dir: str | Path, out_dir: str | Path, seed: int,

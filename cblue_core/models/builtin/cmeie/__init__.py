@@ -24,11 +24,12 @@ An auxiliary head learns CMeEE's 9 entity types on the CMeEE training file (when
 the CMeIE folder), and the encoder can start from a trained CMeEE model (``init_from``), so
 that it has seen 15,000 more medical sentences: the relation data alone is small. With
 ``lexicon`` the characters also read a gazetteer of typed mentions (the training records'
-subjects and objects, CMeEE's entities; :mod:`.lexicon`).
+subjects and objects, CMeEE's entities; :mod:`.lexicon`). With ``teacher`` (a trained CMeIE
+model) the CMeEE sentences also carry that model's triples (:mod:`.self_training`).
 ``combined`` is True when no ``。``-separated sentence holds both mentions.
 
 The package: :mod:`.data` (the split, schemas, labels and gold pairs), :mod:`.lexicon`, :mod:`.net`, :mod:`.decoding`,
-:mod:`.model` (the predictor, saved and loaded), :mod:`.training`, :mod:`.card` and :mod:`.recipe`.
+:mod:`.model` (the predictor, saved and loaded), :mod:`.self_training`, :mod:`.training`, :mod:`.card` and :mod:`.recipe`.
 """
 from __future__ import annotations
 

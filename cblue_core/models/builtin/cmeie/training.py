@@ -16,6 +16,7 @@ from ....evaluation import evaluate
 from ....records import Example, Triple
 from ....tasks import TaskSpec, get_task
 from ...base import ModelCard
+from ...provenance import fingerprint
 from .. import common as C
 from ..lexicon import Lexicon, feature_tensor
 from ..spans import (
@@ -45,6 +46,7 @@ from .lexicon import training_lexicon
 from .model import KIND, RelationModel, save
 from .net import LogitAverage, RelNet
 from .recipe import DEFAULTS
+from .self_training import TeacherLabels, label_pieces
 
 
 def encoder_folder(name_or_dir: str | Path) -> Path:
@@ -67,9 +69,12 @@ def encoder_folder(name_or_dir: str | Path) -> Path:
 def fit(net: RelNet, vocab: Vocab, items, aux, cfg: SpanConfig, out_dir: Path, *, seed: int,
         resume: bool, progress: bool, max_minutes: float, pos_weight: float, aux_per_epoch: int,
         pair_loss: str = "mlce", pair_pos_weight: float = 1.0,
-        max_steps: int | None = None, lexicon_ids: tuple[list, list] | None = None) -> C.TrainState:
+        max_steps: int | None = None, lexicon_ids: tuple[list, list] | None = None,
+        pseudo: Sequence | None = None, pseudo_weight: float = 1.0) -> C.TrainState:
     """``lexicon_ids``: per main item and per auxiliary piece, its ``(position, feature)`` lexicon
-    features (:meth:`.Lexicon.feature_ids`), when the network reads them."""
+    features (:meth:`.Lexicon.feature_ids`), when the network reads them. ``pseudo``: per
+    auxiliary piece, a teacher's ``(spans, pairs)`` (:mod:`.self_training`), which the span and
+    pair heads also learn, weighted by ``pseudo_weight``."""
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda ep: max(0.1, 1 - ep / max(cfg.epochs, 1)))
     K = len(cfg.labels)
@@ -106,27 +111,36 @@ def fit(net: RelNet, vocab: Vocab, items, aux, cfg: SpanConfig, out_dir: Path, *
         h = net.training_states(chars, bis, lengths, lex)
         lens = [len(t) for t in texts]
         if kind == "main":
-            y, mask = multilabel_targets([src[i][1] for i in idx], lens, L, cfg.max_span, K)
-            scores = net.span_logits(h)
-            if cfg.head == "pointer":
-                loss = pointer_loss(scores, y, mask)
-            else:
-                lo = bce(scores, y).sum(-1)
-                loss = (lo * mask).sum() / mask.sum().clamp(min=1)
-            rows, tgt = pair_batch(scores.detach(), [src[i][2] for i in idx], lens,
-                                   subj_k, obj_ks, net.pair.n_predicates)
-            if rows is not None:
-                pl = net.pair(h, rows, scores)
-                loss = loss + (multilabel_ce(pl, tgt).mean() if pair_loss == "mlce"
-                               else pair_bce(pl, tgt).sum(-1).mean())
-            return loss, True
-        if cfg.head == "pointer":       # the auxiliary CMeEE head: trains, not counted
+            return relation_loss(h, [src[i][1] for i in idx], [src[i][2] for i in idx], lens), True
+        # the auxiliary CMeEE head (and a teacher's triples of the same sentences): trains, not counted
+        if cfg.head == "pointer":
             y, mask = multilabel_targets([[(s, e, k - 1) for s, e, k in src[i][1]] for i in idx],
                                          lens, L, cfg.max_span, len(net.aux_labels))
-            return pointer_loss(net.aux_logits(h), y, mask), False
-        y = span_targets([src[i][1] for i in idx], lens, L, cfg.max_span)
-        lg = net.aux_logits(h)
-        return ce(lg.reshape(-1, lg.shape[-1]), y.reshape(-1)), False
+            loss = pointer_loss(net.aux_logits(h), y, mask)
+        else:
+            y = span_targets([src[i][1] for i in idx], lens, L, cfg.max_span)
+            lg = net.aux_logits(h)
+            loss = ce(lg.reshape(-1, lg.shape[-1]), y.reshape(-1))
+        if pseudo is not None and pseudo_weight:
+            loss = loss + pseudo_weight * relation_loss(h, [pseudo[i][0] for i in idx],
+                                                        [pseudo[i][1] for i in idx], lens)
+        return loss, False
+
+    def relation_loss(h: torch.Tensor, spans: list, pairs: list, lens: list[int]) -> torch.Tensor:
+        """The span head's and the pair head's loss on pieces with these mentions and pairs."""
+        y, mask = multilabel_targets(spans, lens, h.shape[1], cfg.max_span, K)
+        scores = net.span_logits(h)
+        if cfg.head == "pointer":
+            loss = pointer_loss(scores, y, mask)
+        else:
+            lo = bce(scores, y).sum(-1)
+            loss = (lo * mask).sum() / mask.sum().clamp(min=1)
+        rows, tgt = pair_batch(scores.detach(), pairs, lens, subj_k, obj_ks, net.pair.n_predicates)
+        if rows is not None:
+            pl = net.pair(h, rows, scores)
+            loss = loss + (multilabel_ce(pl, tgt).mean() if pair_loss == "mlce"
+                           else pair_bce(pl, tgt).sum(-1).mean())
+        return loss
 
     return C.train_epochs(net, opt, cfg.epochs, run_epoch, out_dir, step_losses, max_steps=max_steps,
                           resume=resume, max_minutes=max_minutes, seed=seed, progress=progress,
@@ -218,6 +232,8 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     pair_pos_weight = params.pop("pair_pos_weight", 1.0)
     members = params.pop("members")
     use_lexicon = params.pop("lexicon", False)
+    teacher = params.pop("teacher", None)
+    pseudo_weight = params.pop("pseudo_weight", 1.0)
     if not isinstance(members, int) or members < 1:
         raise ValueError(f"members must be a whole number of networks, 1 or more, not {members!r}")
     cfg = SpanConfig(task=task.name, labels=span_labels(task, schemas), **params)
@@ -244,6 +260,21 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                   for t, sp in chunk(e.text, mention_spans(e, lab, cfg.max_span), cfg.max_chars) if t]
         items.extend(pieces)
         item_records.extend([r] * len(pieces))
+    supervised, sources = list(train_ex), [f"{split_info['train']}"]
+    if aux or init_from:      # the auxiliary head and the cmeee encoder both learnt CMeEE's labels
+        ee_train, ee_path = C.load_split(data_dir, get_task("CMeEE"), "train")
+        supervised += ee_train
+        sources.append(str(_rel(ee_path)))
+    pseudo: TeacherLabels | None = None
+    teacher_records: frozenset[str] = frozenset()
+    if teacher:
+        if not aux:
+            raise ValueError("teacher: its triples label CMeEE's training sentences (the auxiliary data), "
+                             f"and there are none under {data_dir} (or aux is off)")
+        pseudo, teacher_records = label_pieces(teacher, aux, list(train_ex) + list(held_ex), held_ex,
+                                               frozenset(map(fingerprint, supervised)), lab, pred_index,
+                                               cfg.max_span)
+        aux = pseudo.pieces             # the sentences that share text with CMeIE's are left out
     lexicon: Lexicon | None = None
     lexicon_ids = None
     if use_lexicon:
@@ -264,7 +295,8 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         state = fit(net, vocab, items, aux, cfg, member_dir(out_dir, i, members), seed=seed + i,
                     resume=resume, progress=progress, max_minutes=max_minutes, pos_weight=pos_weight,
                     aux_per_epoch=aux_per_epoch, pair_loss=pair_loss, pair_pos_weight=pair_pos_weight,
-                    lexicon_ids=lexicon_ids)
+                    lexicon_ids=lexicon_ids, pseudo=pseudo.labels if pseudo else None,
+                    pseudo_weight=pseudo_weight)
         return net, state
 
     trained: list[tuple[RelNet, C.TrainState]] = []
@@ -290,6 +322,8 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                      + (f"; the characters also read a lexicon of {len(lexicon.terms)} typed terms "
                         "(the training part's subjects and objects, CMeEE's entities; leave-one-out "
                         "in training)" if lexicon else "")
+                     + (f"; self-trained: {len(pseudo.pieces)} CMeEE training sentences also carry the "
+                        f"triples of the teacher model {Path(str(teacher)).name}" if pseudo else "")
                      + f"; types from the {len(schemas.rows)} schemas"
                      + (f"; a seed ensemble of {members} such networks, their span and pair logits "
                         "averaged" if members > 1 else "") + "."))
@@ -312,7 +346,8 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                  "train_examples": len(train_ex), "eval_examples": len(held_ex),
                  "train_pieces": len(items), "schemas": schema_path.name if schema_path else None,
                  "auxiliary": (f"{_rel(aux_path)} ({len(aux)} pieces, {aux_per_epoch} sampled per epoch)"
-                               if aux else None)},
+                               if aux else None),
+                 "teacher": pseudo.info if pseudo else None},
         "split": split_info["split"],
         "held_out_indices": split_info.get("held_out_indices"),
         "command": C.command_line(task.name, data_dir, out_dir, seed, threads),
@@ -326,7 +361,8 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                             "pair_pos_weight": pair_pos_weight,
                             "pair_threshold": pair_threshold,
                             "aux_per_epoch": aux_per_epoch if aux else 0, "members": members,
-                            "lexicon": use_lexicon},
+                            "lexicon": use_lexicon, "teacher": teacher,
+                            "pseudo_weight": pseudo_weight if teacher else None},
         "selection": "hyperparameters chosen by measurement on the held-out part (there is no "
                      "other labelled CMeIE data), so its score is slightly optimistic",
         "tried": tried or [],
@@ -337,12 +373,9 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                                      "losses": [round(v, 5) for v in st["losses"]],
                                      "time_s": round(st["time_s"], 1), "stopped_early": st["stopped_early"]}
                                     for i, st in enumerate(states)]
-    supervised, sources = list(train_ex), [f"{split_info['train']}"]
-    if aux or init_from:      # the auxiliary head and the cmeee encoder both learnt CMeEE's labels
-        ee_train, ee_path = C.load_split(data_dir, get_task("CMeEE"), "train")
-        supervised += ee_train
-        sources.append(str(_rel(ee_path)))
-    C.record_training_data(out_dir, card, supervised, sources=sources)
+    if teacher:
+        sources.append(f"the records of the teacher model {teacher}")
+    C.record_training_data(out_dir, card, supervised, sources=sources, also=teacher_records)
     card.dev_metrics = summary
     card.baselines = base
     card.extra = {"chars": cfg.vocab_size, "bigrams": cfg.bigram_size,
