@@ -29,10 +29,11 @@ training seeds as separate runs and averaging them with ``--ensemble``):
 
     CBLUE_TRAIN_THREADS=1 nice -n 10 python bench/cmeie_selection.py --variant base --out DIR
         [--data ../shared/cblue] [--seed 0] [--max-minutes 90]
-        [--teacher DIR]
+        [--teacher DIR] [--fraction F]
     python bench/cmeie_selection.py --ensemble DIR DIR [...] [--save DIR]
 
-Prints the selection slice's F1 (and writes the model's card under ``DIR``). ``--ensemble``: the
+``--fraction``: train on that share of the fit part (a seeded sample; smaller shares inside
+larger ones), for a learning curve. Prints the selection slice's F1 (and writes the model's card under ``DIR``). ``--ensemble``: the
 F1 on the same slice of models trained here (each alone, then together: their span and pair
 logits averaged, the shipped thresholds), which must share their vocabulary (all start from the
 cmeee model); ``--save`` writes that ensemble as a model folder (a teacher).
@@ -124,11 +125,14 @@ def swapped(record: dict, inventory: dict[str, list[str]], rng: random.Random) -
     return {**record, "text": text, "spo_list": spo_list}
 
 
-def selection_folder(data: Path, folder: Path, variant: str) -> dict:
-    """The scratch CBLUE folder of a variant: fit part as train, selection slice as dev."""
+def selection_folder(data: Path, folder: Path, variant: str, fraction: float = 1.0) -> dict:
+    """The scratch CBLUE folder of a variant: fit part as train (``fraction`` of it: a seeded
+    sample, each smaller fraction inside the larger ones), selection slice as dev."""
     records = training_part(data, raw_records(data / "CMeIE" / "CMeIE_dev.json"))
     fit_idx, sel_idx = C.seeded_split(len(records), SELECTION_SEED, 0.8)
     fit, selection = [records[i] for i in fit_idx], [records[i] for i in sel_idx]
+    if fraction < 1.0:
+        fit = [fit[i] for i in C.seeded_split(len(fit), SELECTION_SEED, fraction)[0]]
     extra = []
     if variant == "swap":
         rng, inventory = random.Random(0), mention_types(fit)
@@ -183,6 +187,8 @@ def main() -> None:
     parser.add_argument("--teacher", type=Path, metavar="DIR", help="the teacher variant's teacher model")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "cblue")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fraction", type=float, default=1.0,
+                        help="train on this fraction of the fit part (a learning curve)")
     parser.add_argument("--max-minutes", type=float, default=90)
     args = parser.parse_args()
     if args.ensemble:
@@ -190,16 +196,19 @@ def main() -> None:
         return
     if args.variant is None or args.out is None:
         parser.error("--variant and --out (or --ensemble)")
+    if not 0 < args.fraction <= 1:
+        parser.error("--fraction is a share of the fit part: over 0, at most 1")
     if (args.variant == "teacher") != (args.teacher is not None):
         parser.error("--teacher DIR goes with --variant teacher (and only with it)")
     overrides = {**VARIANTS[args.variant], **({"teacher": str(args.teacher)} if args.teacher else {})}
     with tempfile.TemporaryDirectory() as tmp:
-        sizes = selection_folder(args.data, Path(tmp), args.variant)
+        sizes = selection_folder(args.data, Path(tmp), args.variant, args.fraction)
         print(json.dumps({"variant": args.variant, **sizes}), flush=True)
         card = cmeie.train("CMeIE", tmp, args.out, seed=args.seed, progress=False,
                            max_minutes=args.max_minutes, overrides=overrides)
     m = card.dev_metrics["metrics"]
-    print(json.dumps({"variant": args.variant, "seed": args.seed, "selection_f1": m.get("f1"),
+    print(json.dumps({"variant": args.variant, "seed": args.seed, "fraction": args.fraction,
+                      "fit": sizes["fit"], "selection_f1": m.get("f1"),
                       "precision": m.get("precision"), "recall": m.get("recall"),
                       "epochs": card.training["epochs"], "time_s": card.training["time_s"]}), flush=True)
 
