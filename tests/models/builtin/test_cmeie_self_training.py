@@ -72,6 +72,8 @@ def test_a_teacher_must_not_have_learnt_the_scored_records(teacher, tmp_path):
     (blind / "training_records.sha1.gz").unlink()
     with pytest.raises(ValueError, match="does not declare the records it learnt from"):
         T.load_teacher(blind, held)
+    with pytest.raises(FileNotFoundError, match="train one without a teacher first"):
+        T.load_teacher(tmp_path / "no-such-model", held)
     with pytest.raises(ValueError, match="not a usable CMeIE model"):
         T.load_teacher(ROOT / "models" / "kuake-qic", held)
 

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from ....records import Example
 from ...provenance import overlapping, read_training_records
-from ...registry import resolve, weights_sha1
+from ...registry import ModelNotFoundError, resolve, weights_sha1
 from ..spans import Piece
 from .data import PiecePairs, mention_spans, piece_pairs
 from .model import KIND, RelationModel, load_model
@@ -37,11 +37,15 @@ class TeacherLabels(NamedTuple):
 def load_teacher(name_or_dir: str | Path, scored: Sequence[Example], own: frozenset[str] = frozenset()
                  ) -> tuple[RelationModel, Path, frozenset[str]]:
     """The teacher model, its folder and the fingerprints of its training records. Refused
-    (ValueError) when it is not a CMeIE model, declares no training records, or learnt from a
+    (ValueError) when it is not a CMeIE model (FileNotFoundError when there is none), declares no training records, or learnt from a
     record this run scores that the student does not learn from itself (``own``: the student's
     fingerprints; a CMeIE text that is also a CMeEE training sentence is learnt by both, for its
     entities, and the teacher passes on nothing more of it)."""
-    info = resolve(str(name_or_dir))
+    try:
+        info = resolve(str(name_or_dir))
+    except ModelNotFoundError as exc:
+        raise FileNotFoundError(f"teacher: no CMeIE model {str(name_or_dir)!r} ({exc}); train one without "
+                                "a teacher first") from None
     if info.kind != KIND or info.problem is not None:
         raise ValueError(f"teacher: {name_or_dir} is a {info.kind} model, not a usable CMeIE model"
                          + (f" ({info.problem})" if info.problem else ""))
