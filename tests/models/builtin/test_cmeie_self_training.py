@@ -30,13 +30,14 @@ def test_a_sentence_sharing_a_run_of_text_with_a_cmeie_text_is_left_out():
 
 
 class _Teacher:
-    """A teacher that finds fixed triples (teacher_labels reads only ``extract``)."""
+    """A teacher that finds fixed triples (teacher_labels reads only ``predict``)."""
 
     def __init__(self, triples: dict[str, list[Triple]]):
         self.triples = triples
 
-    def extract(self, texts):
-        return [(self.triples.get(t, []), {}) for t in texts]
+    def predict(self, examples):
+        return [Example(key=e.key, index=e.index, text=e.text, triples=self.triples.get(e.text, []))
+                for e in examples]
 
 
 def test_teacher_labels_are_the_training_targets_of_its_triples():

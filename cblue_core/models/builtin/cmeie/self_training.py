@@ -19,12 +19,12 @@ from typing import NamedTuple
 from ....records import Example
 from ...provenance import overlapping, read_training_records
 from ...registry import ModelNotFoundError, resolve, weights_sha1
+from ..ngram import char_ngrams
 from ..spans import Piece
 from .data import PiecePairs, mention_spans, piece_pairs
 from .model import KIND, RelationModel, load_model
 
 WINDOW = 20
-BATCH = 64
 
 
 class TeacherLabels(NamedTuple):
@@ -61,30 +61,21 @@ def load_teacher(name_or_dir: str | Path, scored: Sequence[Example], own: frozen
     return load_model(folder), folder, records
 
 
-def runs_of(text: str, window: int = WINDOW) -> set[str]:
-    """Every ``window``-character run of ``text``."""
-    return {text[i:i + window] for i in range(len(text) - window + 1)}
-
-
 def unseen(pieces: Sequence[Piece], texts: Sequence[str], window: int = WINDOW) -> list[int]:
     """Positions of the pieces that share no ``window``-character run with any of ``texts`` (a
     piece shorter than that: that it is in none of them)."""
-    runs = set().union(*(runs_of(t, window) for t in texts))
-    joined = "\n".join(texts)
+    joined = "\n".join(texts)      # a run across the separator holds "\n", which no piece has
+    runs = set(char_ngrams(joined, (window,)))
     return [i for i, (text, _) in enumerate(pieces)
-            if not (runs_of(text, window) & runs if len(text) >= window else text in joined)]
+            if not (runs.intersection(char_ngrams(text, (window,))) if len(text) >= window else text in joined)]
 
 
 def teacher_labels(teacher: RelationModel, pieces: Sequence[Piece], lab: dict[str, int],
                    pred_index: dict[str, int], max_span: int) -> list[tuple[list[tuple[int, int, int]], PiecePairs]]:
     """Per piece, the span-head targets and the pairs of the teacher's triples."""
-    out = []
-    for b in range(0, len(pieces), BATCH):
-        texts = [p[0] for p in pieces[b:b + BATCH]]
-        for text, (triples, _) in zip(texts, teacher.extract(texts)):
-            ex = Example(key="", index=0, text=text, triples=triples)
-            out.append((mention_spans(ex, lab, max_span), piece_pairs(text, triples, pred_index, max_span)))
-    return out
+    found = teacher.predict([Example(key=str(i), index=i, text=p[0]) for i, p in enumerate(pieces)])
+    return [(mention_spans(ex, lab, max_span), piece_pairs(ex.text, ex.triples, pred_index, max_span))
+            for ex in found]
 
 
 def label_pieces(teacher_name: str | Path, pieces: Sequence[Piece], run_examples: Sequence[Example],
