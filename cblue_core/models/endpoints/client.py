@@ -9,7 +9,6 @@ expects, raises :class:`MalformedAnswer` here so that the runner can retry it th
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +32,7 @@ class Answer:
     latency_s: float
 
 
-def _client_kwargs(cfg: EndpointConfig) -> dict[str, Any]:
+def client_kwargs(cfg: EndpointConfig) -> dict[str, Any]:
     return {"base_url": cfg.base_url, "api_key": cfg.api_key(), "max_retries": cfg.max_retries,
             "timeout": cfg.timeout_s}
 
@@ -41,16 +40,16 @@ def _client_kwargs(cfg: EndpointConfig) -> dict[str, Any]:
 def async_client(cfg: EndpointConfig) -> Any:
     from openai import AsyncOpenAI
 
-    return AsyncOpenAI(**_client_kwargs(cfg))
+    return AsyncOpenAI(**client_kwargs(cfg))
 
 
 def sync_client(cfg: EndpointConfig) -> Any:
     from openai import OpenAI
 
-    return OpenAI(**_client_kwargs(cfg))
+    return OpenAI(**client_kwargs(cfg))
 
 
-def _request_kwargs(cfg: EndpointConfig, prompt: str) -> dict[str, Any]:
+def request_kwargs(cfg: EndpointConfig, prompt: str) -> dict[str, Any]:
     kw: dict[str, Any] = {"model": cfg.model, "max_tokens": cfg.max_tokens, "temperature": cfg.temperature}
     if cfg.mode == "chat":
         kw["messages"] = [{"role": "user", "content": prompt}]
@@ -59,7 +58,7 @@ def _request_kwargs(cfg: EndpointConfig, prompt: str) -> dict[str, Any]:
     return kw
 
 
-def _answer(cfg: EndpointConfig, response: Any, latency_s: float) -> Answer:
+def answer_of(cfg: EndpointConfig, response: Any, latency_s: float) -> Answer:
     choices = getattr(response, "choices", None)
     if not choices:
         raise MalformedAnswer(f"endpoint {cfg.name!r} answered without choices "
@@ -109,50 +108,9 @@ def is_malformed(exc: BaseException) -> bool:
 async def request(client: Any, cfg: EndpointConfig, prompt: str) -> Answer:
     """One completion (the client retries transport and status failures itself)."""
     start = time.perf_counter()
-    kw = _request_kwargs(cfg, prompt)
+    kw = request_kwargs(cfg, prompt)
     if cfg.mode == "chat":
         response = await client.chat.completions.create(**kw)
     else:
         response = await client.completions.create(**kw)
-    return _answer(cfg, response, time.perf_counter() - start)
-
-
-def stream_answer(cfg: EndpointConfig, prompt: str, client: Any = None) -> Iterator[str]:
-    """The answer's text piece by piece as the endpoint streams it (for ``st.write_stream``).
-    Raises :class:`EndpointFailure` when the request fails or the stream ends before the
-    endpoint said why it stopped (a stream cut short)."""
-    import httpx2  # the openai client's transport
-    import openai
-
-    own = client is None
-    client = client or sync_client(cfg)
-    received = 0
-    finished = False
-    try:
-        kw = _request_kwargs(cfg, prompt)
-        api = client.chat.completions if cfg.mode == "chat" else client.completions
-        for chunk in api.create(stream=True, **kw):
-            for choice in getattr(chunk, "choices", None) or []:
-                if cfg.mode == "chat":
-                    delta = getattr(getattr(choice, "delta", None), "content", None)
-                else:
-                    delta = getattr(choice, "text", None)
-                if delta:
-                    received += len(delta)
-                    yield delta
-                if getattr(choice, "finish_reason", None):
-                    finished = True
-    except (openai.OpenAIError, ValueError) as exc:
-        if received:
-            raise EndpointFailure(f"endpoint {cfg.name!r} ({cfg.public_url}): the answer stream broke "
-                                  f"after {received} characters ({type(exc).__name__})") from exc
-        raise EndpointFailure(describe(cfg, exc)) from exc
-    except (httpx2.HTTPError, httpx2.StreamError) as exc:   # the body broke off mid-stream
-        raise EndpointFailure(f"endpoint {cfg.name!r} ({cfg.public_url}): the answer stream broke after "
-                              f"{received} characters ({type(exc).__name__})") from exc
-    finally:
-        if own:
-            client.close()
-    if not finished:
-        raise EndpointFailure(f"endpoint {cfg.name!r} ({cfg.public_url}): the answer stream ended after "
-                              f"{received} characters without a finish reason (cut short)")
+    return answer_of(cfg, response, time.perf_counter() - start)
