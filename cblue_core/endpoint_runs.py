@@ -15,6 +15,7 @@ from .models.endpoints.config import EndpointConfig
 from .models.endpoints.predict import EndpointPredictions, endpoint_predict
 from .models.endpoints.prompts import UnsupportedTask, supports
 from .runs import RunResult, record_run
+from .store.access import check
 from .store.workspace import Workspace, WorkspaceError
 from .tasks import get_task
 
@@ -31,7 +32,11 @@ def endpoint_run(ws: Workspace, dataset_id: int, cfg: EndpointConfig, *, name: s
                  limit: int | None = None, progress: Callable[[int], None] | None = None,
                  n_boot: int = 1000) -> EndpointRunResult:
     """Ask ``cfg``'s endpoint about every example of a stored split (the first ``limit`` when
-    given) and store the answers as a scored run."""
+    given) and store the answers as a scored run.
+
+    The role is checked before anything is sent (a refusal raises PermissionDenied, audited):
+    storing the run would be refused anyway, after the operator had paid for every answer."""
+    check(ws.runs, "run.create", f"dataset {dataset_id}")
     info = ws.datasets.get(dataset_id)
     if info is None:
         raise WorkspaceError(f"no dataset {dataset_id} in the workspace")

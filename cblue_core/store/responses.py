@@ -1,10 +1,12 @@
 """The response cache of LLM endpoints: one row per answered prompt, keyed by (endpoint model,
-generation settings, prompt); its table ``response_cache`` is declared in :mod:`.schema`.
+settings, prompt), the settings being the endpoint's public address and everything that changes
+what is sent or kept (``EndpointConfig.settings``); its table ``response_cache`` is declared in
+:mod:`.schema`.
 
 A row is written (and committed) as soon as its answer arrives and before anything uses it, so a
 run killed at any point loses at most the answers in flight; a rerun finds the rest here. Failed
-requests are not stored: a rerun tries them again. Nothing about the endpoint's address or key
-is kept, only the model name the server answered for.
+requests are not stored: a rerun tries them again. The key is never kept, nor a user or
+password written into the address.
 """
 from __future__ import annotations
 

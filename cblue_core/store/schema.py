@@ -9,7 +9,7 @@
 # 8: annotation_events.provenance (the suggestions an edit accepted, store/annotations.py);
 # 9: workspace_users and audit_events (roles and the audit trail), runs.created_by, slices.created_by;
 # 10: blind_datasets and own_events (blind double annotation, store/blind_pass.py, store/own_copies.py).
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 # What pages derive from a whole run (bucket scores, per-example statistics...), computed once
 # and kept: a run never changes once stored, and deriving took seconds (the train split read,
@@ -189,11 +189,12 @@ CREATE TABLE IF NOT EXISTS slices (
 );
 
 -- Answers of LLM endpoints (store/responses.py), written as each arrives so that a rerun of a
--- killed run re-sends only the prompts without one. No address or API key is stored.
+-- killed run re-sends only the prompts without one. No API key is stored, and the address only
+-- without credentials (in settings, which keys the row since schema 11).
 CREATE TABLE IF NOT EXISTS response_cache (
     cache_key VARCHAR PRIMARY KEY,   -- sha256 of (model, settings, prompt): responses.cache_key()
     model VARCHAR NOT NULL,          -- the model name the endpoint serves
-    settings JSON,                   -- generation settings (mode, max_tokens, temperature)
+    settings JSON,                   -- base_url (no credentials), mode, max_tokens, temperature, ...
     prompt VARCHAR NOT NULL,
     answer VARCHAR NOT NULL,
     finish_reason VARCHAR,

@@ -135,10 +135,18 @@ def _v9_to_v10(db: Database) -> None:
     db.execute(BLIND_DDL)
 
 
+def _v10_to_v11(db: Database) -> None:
+    """Version 11 keys cached answers by the endpoint's address too (two servers may serve one
+    model name). The older rows were keyed without it and cannot be re-keyed (they never recorded
+    which server answered), so they are dropped: a rerun sends those prompts again once."""
+    db.execute("DELETE FROM response_cache")
+
+
 # from-version -> the step to the next version; each step runs inside the migration's transaction.
 MIGRATIONS: dict[int, Callable[[Database], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
                                                       4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
-                                                      7: _v7_to_v8, 8: _v8_to_v9, 9: _v9_to_v10}
+                                                      7: _v7_to_v8, 8: _v8_to_v9, 9: _v9_to_v10,
+                                                      10: _v10_to_v11}
 
 
 def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> None:
@@ -254,7 +262,9 @@ def _before_v3(columns: dict[str, list[tuple[str, str]]]) -> dict[str, list[tupl
 def _adopt(db: Database, where: str, read_only: bool) -> None:
     found = table_columns(db)
     expected = expected_columns()
-    version = (SCHEMA_VERSION if found == expected else 9 if found == _before_v10(expected)
+    # Schemas 10 and 11 have the same tables; taken as 10, an unmarked file's cached answers
+    # (keyed without the endpoint's address, maybe) are dropped by the step to 11.
+    version = (10 if found == expected else 9 if found == _before_v10(expected)
                else 8 if found == _before_v9(expected)
                else 7 if found == _before_v8(expected)
                else 6 if found == _before_v7(expected)

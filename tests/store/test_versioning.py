@@ -8,6 +8,7 @@ import pytest
 from cblue_core.auth.roles import Role
 from cblue_core.ingest import ingest_file
 from cblue_core.store.errors import WorkspaceError
+from cblue_core.store.responses import CachedResponse, cache_key
 from cblue_core.store.schema import SCHEMA_VERSION
 from cblue_core.store.training_sets import TRAINING_SET_TABLES
 from cblue_core.store.versioning import APP_MARKER
@@ -204,7 +205,7 @@ def test_version_9_workspace_gains_blind_double_annotation(tmp_path, cmeee_file)
     own.save(0, Annotation(gold.spans[:1]), reason="", base_revision=0)
     assert own.current(0) == (Annotation(gold.spans[:1]), 1) and ws.annotations.current(did, 0)[1] == 1
     ws.close()
-    assert marker(path) == {"app": APP_MARKER, "schema_version": "10"} and SCHEMA_VERSION == 10
+    assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
 
 
 def test_unmarked_workspace_with_the_schema_9_tables_is_adopted_and_migrated(tmp_path):
@@ -349,3 +350,21 @@ def test_unmarked_workspace_with_the_schema_4_tables_is_adopted_and_migrated(tmp
     con.close()
     connect(path).close()
     assert marker(path) == {"app": APP_MARKER, "schema_version": str(SCHEMA_VERSION)}
+
+
+def test_the_migration_to_schema_11_drops_answers_keyed_without_the_server(tmp_path):
+    path = tmp_path / "v10.duckdb"
+    ws = connect(path)
+    old = cache_key("m", {"mode": "chat", "max_tokens": 8, "temperature": 0.0}, "问")
+    ws.responses.put(old, "m", {"mode": "chat", "max_tokens": 8, "temperature": 0.0}, "问",
+                     CachedResponse("旧答", "stop", 1, 1, 0.1))
+    ws.close()
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
+    con.close()
+    ws = connect(path)
+    assert ws.responses.count() == 0
+    ws.close()
+    con = duckdb.connect(str(path))
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("11",)
+    con.close()

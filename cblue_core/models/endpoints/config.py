@@ -30,8 +30,8 @@ class EndpointConfigError(ValueError):
 
 @dataclass(frozen=True)
 class EndpointConfig:
-    """One declared endpoint. ``settings`` (the generation settings) and ``model`` key the
-    response cache, so changing either sends the prompts again."""
+    """One declared endpoint. ``settings`` (the server's public address and the generation
+    settings) and ``model`` key the response cache, so changing any sends the prompts again."""
 
     name: str
     base_url: str
@@ -51,8 +51,11 @@ class EndpointConfig:
 
     @property
     def settings(self) -> dict[str, Any]:
-        """What changes an answer besides the model and the prompt."""
-        return {"mode": self.mode, "max_tokens": self.max_tokens, "temperature": self.temperature}
+        """What changes an answer besides the model and the prompt: the server too, since two
+        servers can serve different weights under one model name (a new setting that changes
+        what is sent or kept belongs here, so that it keys the cache)."""
+        return {"base_url": self.public_url, "mode": self.mode, "max_tokens": self.max_tokens,
+                "temperature": self.temperature}
 
     @property
     def public_url(self) -> str:
@@ -76,7 +79,7 @@ class EndpointConfig:
     def run_params(self) -> dict[str, Any]:
         """What a run made with this endpoint records: no key, no key variable."""
         return {"model": self.ref, "kind": "openai-endpoint", "endpoint_model": self.model,
-                "base_url": self.public_url, **self.settings, "max_concurrency": self.max_concurrency,
+                **self.settings, "max_concurrency": self.max_concurrency,
                 "timeout_s": self.timeout_s, "max_retries": self.max_retries}
 
 
