@@ -24,7 +24,9 @@ class SignInNeeded:
 
 def request_headers() -> Iterable[tuple[str, str]]:
     """The headers of the request that opened this session: Streamlit 1.67 keeps those of the
-    websocket handshake (``st.context.headers``), which a proxy sends like any other request's."""
+    websocket handshake (``st.context.headers``), which a proxy sends like any other request's.
+    Values come as the server decoded them, a Latin-1 character a byte; :func:`proxy_user`
+    decodes the name's UTF-8 from them, so they are handed on untouched."""
     headers = st.context.headers
     return [(name, value) for name in headers for value in headers.get_all(name)]
 

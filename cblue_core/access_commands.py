@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .auth.names import NameRefused, checked_name
 from .auth.roles import ROLE_NAMES, Role
 from .cli import _fail, _open_existing, _print_json
+from .render.terminal import terminal_text
 from .store.audit import OUTCOMES, AuditFilter
 from .store.workspace import connect, default_db_path
 
@@ -40,22 +42,29 @@ def cmd_users(args) -> int:
                 print("no roles stored (everyone is a viewer, but the local and command-line user and "
                       "the names in $CBLUE_STUDIO_ADMINS, who are admins)")
             for u in [] if args.json else users:
-                print(f"{u.name:<24} {u.role.label:<10} granted by {u.granted_by} at {u.granted_at}")
+                print(f"{terminal_text(u.name):<24} {u.role.label:<10} "
+                      f"granted by {terminal_text(u.granted_by)} at {u.granted_at}")
             return 0
         if args.users_command == "remove":
             if not ws.users.remove(args.name):
-                return _fail(args, 1, f"{args.name} has no stored role (see `users list`)")
-            return _done(args, f"removed {args.name}'s role: a viewer again", {"name": args.name, "role": None})
-        known = ws.users.role_of(args.name.strip()) is not None
-        if args.users_command == "set-role" and not known:
-            return _fail(args, 1, f"{args.name} has no stored role: add them with `users add`")
-        if args.users_command == "add" and known:
-            return _fail(args, 1, f"{args.name} already has a role: change it with `users set-role`")
+                return _fail(args, 1, f"{terminal_text(args.name)} has no stored role (see `users list`)")
+            return _done(args, f"removed {terminal_text(args.name)}'s role: a viewer again",
+                         {"name": args.name, "role": None})
         try:
-            user = ws.users.set_role(args.name, Role.parse(args.role))
+            name = checked_name(args.name)
+        except NameRefused as exc:
+            return _fail(args, 1, f"{exc}: '{terminal_text(args.name[:80])}'")
+        known = ws.users.role_of(name) is not None
+        if args.users_command == "set-role" and not known:
+            return _fail(args, 1, f"{terminal_text(name)} has no stored role: add them with `users add`")
+        if args.users_command == "add" and known:
+            return _fail(args, 1, f"{terminal_text(name)} already has a role: change it with "
+                                  "`users set-role`")
+        try:
+            user = ws.users.set_role(name, Role.parse(args.role))
         except ValueError as exc:
             return _fail(args, 1, str(exc))
-        return _done(args, f"{user.name} is now {user.role.label}", user.to_json())
+        return _done(args, f"{terminal_text(user.name)} is now {user.role.label}", user.to_json())
     finally:
         ws.close()
 
@@ -81,8 +90,9 @@ def cmd_audit(args) -> int:
         _print_json({"events": [e.to_json() for e in events]})
         return 0
     for e in events:
-        print(f"{e.at}  {e.user or '(nobody)':<16} {e.outcome:<8} {e.action:<20} {e.target}"
-              + (f"  ({e.detail})" if e.detail else ""))
+        print(f"{e.at}  {terminal_text(e.user or '(nobody)'):<16} {e.outcome:<8} "
+              f"{terminal_text(e.action):<20} {terminal_text(e.target)}"
+              + (f"  ({terminal_text(e.detail)})" if e.detail else ""))
     if not events:
         print("no audit events" + (" match" if any((args.user, args.action, args.outcome)) else ""))
     return 0

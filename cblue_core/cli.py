@@ -16,6 +16,7 @@ from .io.resources import READERS, resource_kind
 from .io.validate import validate
 from .logs import log_exception, log_path, one_line
 from .models.encoder.command import add_pretrain_parser
+from .render.terminal import terminal_cell, terminal_text
 from .store.workspace import WorkspaceError, WorkspaceLocked, connect, default_db_path
 from .tasks import REGISTRY, UnknownTaskError, get_task
 
@@ -151,9 +152,10 @@ def cmd_list(args) -> int:
     if not rows:
         print(f"no datasets in {ws.path}")
     for d in rows:
-        print(f"{d.dataset_id:>4}  {d.task:<14} {d.split:<10} {d.records:>7} records {d.annotations:>8} annotations  {d.name}")
+        print(f"{d.dataset_id:>4}  {terminal_text(d.task):<14} {terminal_text(d.split):<10} {d.records:>7} records "
+              f"{d.annotations:>8} annotations  {terminal_text(d.name)}")
     for kind, name, n in ws.resources.all():
-        print(f"      {kind:<14} {n:>7} rows  {name}")
+        print(f"      {terminal_text(kind):<14} {n:>7} rows  {terminal_text(name)}")
     return 0
 
 
@@ -194,8 +196,8 @@ def cmd_query(args) -> int:
           + (f"; the first {len(frame):,}" if len(frame) < page.total else ""))
     if len(frame):
         shown = frame[["idx", "text", "label", "types", "n_spans", "text_length"]].copy()
-        shown["text"] = shown["text"].map(lambda t: (t or "")[:60].replace("\n", " "))
-        print(shown.to_string(index=False, max_colwidth=60))
+        shown["text"] = shown["text"].map(lambda t: (t or "")[:60])
+        print(shown.map(terminal_cell).to_string(index=False, max_colwidth=60))
     return 0
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .cli import _fail, _plain, _print_json
+from .render.terminal import terminal_cell, terminal_text
 from .seen_split import seen_split
 from .store.error_selection import ErrorSelection
 from .store.slices import SliceError
@@ -52,11 +53,12 @@ def cmd_errors(args) -> int:
                      "truncated": found.truncated, "rows": rows})
         return 0
     print(f"{found.total_rows:,} error rows in {found.examples:,} examples of run #{run.run_id} "
-          f"({run.name}, {run.task} {run.split})"
+          f"({terminal_text(run.name)}, {terminal_text(run.task)} {terminal_text(run.split)})"
           + (f"; the first {len(found.rows):,}" if found.truncated else ""))
     if len(found.rows):
         shown = found.rows[["idx", "category", "gold_label", "pred_label", "gold_text", "pred_text"]]
-        print(shown.astype(object).where(shown.notna(), "").to_string(index=False, max_colwidth=40))
+        cells = shown.astype(object).where(shown.notna(), "").map(terminal_cell)
+        print(cells.to_string(index=False, max_colwidth=40))
     return 0
 
 
@@ -67,7 +69,8 @@ def _selection(ws: Workspace, run, args) -> ErrorSelection:
         saved = {s.name: s.predicate for s in ws.slices.all(run.task)}
         if args.slice not in saved:
             raise _Refused(f"no slice named {args.slice!r} for {run.task}"
-                           + (f" (saved: {', '.join(sorted(saved))})" if saved else " (none saved)"))
+                           + (f" (saved: {', '.join(map(terminal_text, sorted(saved)))})" if saved
+                              else " (none saved)"))
         predicate = saved[args.slice]
     if predicate is not None:
         try:

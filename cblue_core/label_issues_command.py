@@ -23,6 +23,7 @@ import sys
 
 from .annotation.label_issues import RANKINGS, NoClassProbabilities, ProbabilitiesMissing
 from .annotation.model_queues import find_issues, training_indices
+from .render.terminal import terminal_text
 
 
 def _say(json_out: bool, code: int, message: str) -> int:
@@ -57,12 +58,13 @@ def cmd_label_issues(run_id: int, *, top: int | None = None, rank_by: str = "sel
         print(json.dumps(result.to_json(top), ensure_ascii=False, indent=2))
         return 0
     shown = result.issues if top is None else result.issues[:top]
-    print(f"run #{run_id} ({run.name}, {run.task} {run.split}): {len(result.issues):,} probable gold "
+    print(f"run #{run_id} ({terminal_text(run.name)}, {run.task} {terminal_text(run.split)}): {len(result.issues):,} probable gold "
           f"errors among {result.examined:,} examples, {len(shown):,} shown; "
           + (f"{result.excluded_training:,} left out as training records of the model"
              if seen is not None else "training records unknown, none left out"))
     for rank, issue in enumerate(shown, 1):
-        print(f"{rank:>4}. #{issue.idx} {issue.key}  score {issue.score:.4f}  {issue.reason}")
+        print(f"{rank:>4}. #{issue.idx} {terminal_text(issue.key)}  score {issue.score:.4f}  "
+              f"{terminal_text(issue.reason)}")
     return 0
 
 

@@ -12,11 +12,11 @@ Pure functions over mappings: the pages hand in the request headers or ``st.user
 from __future__ import annotations
 
 import hmac
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from .names import UnfitName, fit_name
 from .user import User
 
 Mode = Literal["local", "proxy", "oidc"]
@@ -29,7 +29,6 @@ SECRET_HEADER = "X-Proxy-Secret"
 
 # Guessable secrets make the check decorative: anyone reaching the port could send one.
 MIN_SECRET_LENGTH = 16
-MAX_NAME_LENGTH = 256
 
 
 class IdentityConfigError(ValueError):
@@ -82,9 +81,14 @@ def proxy_user(headers: Mapping[str, str] | Iterable[tuple[str, str]],
                config: IdentityConfig) -> User | Refusal:
     """The user a request from the trusted proxy names, or why it is refused.
 
-    ``headers`` is a mapping or the request's (name, value) pairs. Names are matched without
-    regard to case (HTTP says they are case-insensitive, and the servers in between change their
-    case); a secret or user header sent twice is refused, since which copy a server keeps varies."""
+    ``headers`` is a mapping or the request's (name, value) pairs, each value as the HTTP server
+    hands it over: Starlette (Streamlit 1.67's server), Tornado and WSGI servers all decode
+    header bytes as Latin-1, one character a byte, while a proxy sends a name's UTF-8 bytes
+    (nginx's ``$remote_user`` is the bytes the browser put in its Basic credentials), so the
+    name is decoded here as UTF-8, and a value that is not UTF-8 is refused, never guessed at.
+    Names are matched without regard to case (HTTP says they are case-insensitive, and the
+    servers in between change their case); a secret or user header sent twice is refused, since
+    which copy a server keeps varies."""
     pairs = headers.items() if isinstance(headers, Mapping) else headers
     seen: dict[str, list[str]] = {}
     for k, v in pairs:
@@ -92,42 +96,59 @@ def proxy_user(headers: Mapping[str, str] | Iterable[tuple[str, str]],
     secret = seen.get(SECRET_HEADER.lower(), [])
     if not secret:
         return Refusal(f"the request did not come through the studio's proxy (no {SECRET_HEADER} header)")
-    if len(secret) > 1 or not hmac.compare_digest(secret[0].encode(), config.proxy_secret.encode()):
+    sent = wire_bytes(secret[0])
+    if len(secret) > 1 or sent is None or not hmac.compare_digest(sent, config.proxy_secret.encode()):
         return Refusal(f"the request's {SECRET_HEADER} does not match the studio's proxy secret")
     names = seen.get(config.user_header.lower(), [])
     if not names:
         return Refusal(f"the proxy sent no {config.user_header} header naming the user")
     if len(names) > 1:
         return Refusal(f"the proxy sent {config.user_header} {len(names)} times")
-    problem = name_problem(names[0])
-    if problem:
-        return Refusal(f"the proxy's {config.user_header} header {problem}")
-    return User(names[0].strip(), "proxy")
+    if wire_bytes(names[0]) is None:
+        return Refusal(f"the {config.user_header} header holds characters beyond Latin-1, which no HTTP "
+                       "server hands over for the bytes it received")
+    name = header_text(names[0])
+    if name is None:
+        return Refusal(f"the proxy's {config.user_header} header is not UTF-8 text (a proxy must send "
+                       "the user's name as UTF-8)")
+    found = fit_name(name)
+    if isinstance(found, UnfitName):
+        return Refusal(f"the proxy's {config.user_header} header {found.problem}")
+    return User(found, "proxy")
+
+
+def wire_bytes(value: str) -> bytes | None:
+    """The bytes of a header value as the HTTP server handed it (one Latin-1 character a byte);
+    None for a character beyond Latin-1, which no server hands over for a received byte."""
+    try:
+        return value.encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+
+
+def header_text(value: str) -> str | None:
+    """A header value as received, decoded as UTF-8 (None: it is not UTF-8)."""
+    raw = wire_bytes(value)
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def oidc_user(claims: Mapping[str, object]) -> User | Refusal:
-    """The user of an OpenID Connect token's claims (``st.user``): ``email``, else ``sub``."""
+    """The user of an OpenID Connect token's claims (``st.user``): ``email``, else ``sub``.
+
+    The claims come decoded from the token's JSON, so a name is already text."""
     for claim in ("email", "sub"):
         value = claims.get(claim)
-        if isinstance(value, str) and value.strip():
-            problem = name_problem(value)
-            if problem:
-                return Refusal(f"the token's {claim} claim {problem}")
-            return User(value.strip(), "oidc")
+        if isinstance(value, str) and value:
+            found = fit_name(value)
+            if isinstance(found, UnfitName):
+                return Refusal(f"the token's {claim} claim {found.problem}")
+            return User(found, "oidc")
     return Refusal("the token carries neither an email nor a sub claim")
-
-
-def name_problem(name: str) -> str:
-    """What makes ``name`` unfit to be shown and stored as an author ('' when it is fit)."""
-    if not name.strip():
-        return "is empty"
-    if len(name) > MAX_NAME_LENGTH:
-        return f"is longer than {MAX_NAME_LENGTH} characters"
-    # Control and format characters (newlines, NUL, bidi overrides) would forge lines in the audit
-    # trail or reorder what a reader sees.
-    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name):
-        return "contains control characters"
-    return ""
 
 
 def _is_token(name: str) -> bool:

@@ -14,6 +14,7 @@ import os
 from enum import IntEnum
 from typing import Final
 
+from .names import canonical_name
 from .user import User
 
 ENV_ADMINS = "CBLUE_STUDIO_ADMINS"
@@ -106,9 +107,10 @@ def required(action: str) -> Role | System:
 
 
 def configured_admins(environ: dict[str, str] | None = None) -> frozenset[str]:
-    """The names ``$CBLUE_STUDIO_ADMINS`` lists (comma-separated)."""
+    """The names ``$CBLUE_STUDIO_ADMINS`` lists (comma-separated, spaces around a name being the
+    list's, not the name's), in the form the sign-in hands names over (:mod:`.names`)."""
     raw = (os.environ if environ is None else environ).get(ENV_ADMINS, "")
-    return frozenset(n.strip() for n in raw.split(",") if n.strip())
+    return frozenset(canonical_name(n.strip()) for n in raw.split(",") if n.strip())
 
 
 def effective_role(user: User, stored: Role | None, admins: frozenset[str] = frozenset()) -> Role:

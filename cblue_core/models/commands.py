@@ -21,6 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..render.terminal import terminal_text
 from ..tasks import UnknownTaskError, get_task
 from .devices import DeviceError, predict_with_oom_retry, resolve_device
 from .endpoints import commands as endpoint_commands
@@ -69,9 +70,10 @@ def _print_models(models) -> int:
 
         print(f"no models found (built-in folder {BUILTIN_DIR}; add folders with ${ENV_VAR} or --dir)")
         return 0
-    rows = [(m.name, "(shared encoder)" if m.role == "encoder" else m.task or "?", m.kind or "?",
-             m.source, _size(m.size_bytes), "ok" if m.ok else f"PROBLEM: {m.problem}", str(m.path))
-            for m in models]
+    # A model card's fields are the card author's text, so each is escaped before it is measured.
+    rows = [tuple(map(terminal_text, (
+        m.name, "(shared encoder)" if m.role == "encoder" else m.task or "?", m.kind or "?", m.source,
+        _size(m.size_bytes), "ok" if m.ok else f"PROBLEM: {m.problem}", m.path))) for m in models]
     heads = ("name", "task", "kind", "source", "size", "status", "path")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads[:5])]
     print("  ".join(h.ljust(w) for h, w in zip(heads[:5], widths)) + "  status / path")
@@ -462,10 +464,11 @@ def _cmd_run(model: str, split: str, *, db: str | None, dataset: int | None, nam
         return 0
     ci = ev.intervals.get(ev.headline)
     shown = "n/a" if ev.value is None else f"{ev.value:.4f}"
-    print(f"stored run #{result.run_id} of {info.name} on {target.task} {target.split}: {ev.headline} = "
+    print(f"stored run #{result.run_id} of {terminal_text(info.name)} on {target.task} "
+          f"{terminal_text(target.split)}: {ev.headline} = "
           f"{shown}" + (f" (95% CI {ci[0]:.4f}-{ci[1]:.4f})" if ci else ""))
     if overlap and overlap["examples"]:
-        print(f"warning: {overlap_sentence(overlap, info.name)}")
+        print(f"warning: {terminal_text(overlap_sentence(overlap, info.name))}")
     if job is not None:
         print(f"timing: {_job_timing(job)}")
     elif _timing(predictor):

@@ -7,11 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..auth.names import canonical_name, checked_name
 from ..auth.roles import Role
 from .access import Access, writes
 from .database import Database
-
-MAX_NAME_LENGTH = 200
 
 
 @dataclass(frozen=True)
@@ -25,17 +24,9 @@ class WorkspaceUser:
         return {"name": self.name, "role": self.role.label}
 
 
-def _checked_name(name: str) -> str:
-    name = (name or "").strip()
-    if not name:
-        raise ValueError("a user needs a name")
-    if len(name) > MAX_NAME_LENGTH:
-        raise ValueError(f"a user name has at most {MAX_NAME_LENGTH} characters")
-    return name
-
-
 def _user(a: Mapping[str, Any]) -> str:
-    return f"user {str(a.get('name') or '').strip()}"
+    # Untrimmed: a write refused for " ann" must not be audited as one for "ann".
+    return f"user {canonical_name(str(a.get('name') or ''))}"
 
 
 def _role(a: Mapping[str, Any]) -> str:
@@ -57,13 +48,14 @@ class UserStore:
 
     def role_of(self, name: str) -> Role | None:
         """The role stored for ``name`` (None: none stored)."""
-        row = self.db.one("SELECT role FROM workspace_users WHERE name = ?", [name])
+        row = self.db.one("SELECT role FROM workspace_users WHERE name = ?", [canonical_name(name)])
         return Role.parse(str(row[0])) if row else None
 
     @writes("role.set", target=_user, detail=_role)
     def set_role(self, name: str, role: Role) -> WorkspaceUser:
-        """Give ``name`` a role (adding the user when new)."""
-        name = _checked_name(name)
+        """Give ``name`` a role (adding the user when new); a name :func:`checked_name` refuses
+        raises :class:`cblue_core.auth.names.NameRefused` (a ValueError)."""
+        name = checked_name(name)
         if not isinstance(role, Role):
             raise ValueError(f"not a role: {role!r}")
         granted_by = self.access.actor.name if self.access.actor else ""
@@ -75,8 +67,10 @@ class UserStore:
 
     @writes("role.remove", target=_user)
     def remove(self, name: str) -> bool:
-        """Forget ``name``'s role (they are a viewer again); False when none was stored."""
-        name = _checked_name(name)
+        """Forget ``name``'s role (they are a viewer again); False when none was stored.
+
+        The name is not checked: a row stored before the name rule must stay removable."""
+        name = canonical_name(name or "")
         with self.db.transaction():
             gone = self.db.rows("DELETE FROM workspace_users WHERE name = ? RETURNING name", [name])
         return bool(gone)

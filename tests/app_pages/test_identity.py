@@ -92,3 +92,30 @@ def test_a_bad_mode_is_a_clear_page_not_a_traceback(env):
     env.setenv("CBLUE_STUDIO_AUTH", "ldap")
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert "CBLUE_STUDIO_AUTH is 'ldap'" in refused(at, "CBLUE Studio is misconfigured")
+
+
+def wire(text: str) -> str:
+    """``text`` as Streamlit's server hands a header a proxy sent as UTF-8: a Latin-1 character a byte."""
+    return text.encode("utf-8").decode("latin-1")
+
+
+def test_a_chinese_name_from_the_proxy_is_shown_as_it_was_sent(env):
+    proxy_mode(env, [("X-Remote-User", wire("李伟")), ("X-Proxy-Secret", SECRET)])
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    assert "Signed in as **李伟** (through the studio's proxy)" in sidebar_text(at)
+
+
+def test_a_name_that_is_not_utf8_is_refused_saying_so(env):
+    proxy_mode(env, [("X-Remote-User", "jos\xe9"), ("X-Proxy-Secret", SECRET)])    # Latin-1 bytes
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert "header is not UTF-8 text" in refused(at, "Not signed in")
+
+
+def test_an_oidc_name_with_a_bidi_override_is_refused_naming_it(env):
+    env.setenv("CBLUE_STUDIO_AUTH", "oidc")
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.user = {"is_logged_in": True, "email": "ann\u202egro.elpmaxe@"}
+    at.run()
+    message = refused(at, "Not signed in")
+    assert "U+202E RIGHT-TO-LEFT OVERRIDE" in message and "\u202e" not in message

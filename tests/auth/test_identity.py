@@ -1,6 +1,8 @@
 """Who the studio believes the visitor is: configuration, the proxy's headers, OIDC claims."""
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from cblue_core.auth.identity import (
@@ -45,9 +47,30 @@ def test_a_bad_configuration_is_a_clear_error(env, names):
         identity_config(env)
 
 
+def wire(text: str) -> str:
+    """``text`` sent as UTF-8, as the server hands a header value over: one Latin-1 character a byte."""
+    return text.encode("utf-8").decode("latin-1")
+
+
 def test_the_proxy_names_the_user_whatever_the_header_case():
     assert proxy_user({"x-remote-user": "li.wei", "X-PROXY-SECRET": SECRET}, PROXY) == User("li.wei", "proxy")
-    assert proxy_user([("X-Remote-User", "王芳"), ("x-proxy-secret", SECRET)], PROXY) == User("王芳", "proxy")
+    assert proxy_user([("X-Remote-User", wire("王芳")), ("x-proxy-secret", SECRET)], PROXY) == User("王芳", "proxy")
+
+
+@pytest.mark.parametrize("name", ["李伟", "josé", "Ådne Ødegård", "محمد"])
+def test_a_utf8_name_from_the_proxy_is_decoded(name):
+    assert proxy_user({"X-Remote-User": wire(name), "X-Proxy-Secret": SECRET}, PROXY) == User(name, "proxy")
+
+
+def test_a_decomposed_name_from_the_proxy_arrives_composed():
+    decomposed = unicodedata.normalize("NFD", "josé")
+    assert proxy_user({"X-Remote-User": wire(decomposed), "X-Proxy-Secret": SECRET}, PROXY) == User("josé", "proxy")
+
+
+def test_a_non_ascii_secret_is_compared_as_utf8():
+    config = IdentityConfig("proxy", "X-Remote-User", "秘密-shared-with-nginx")
+    assert proxy_user({"X-Remote-User": "li.wei", "X-Proxy-Secret": wire("秘密-shared-with-nginx")},
+                      config) == User("li.wei", "proxy")
 
 
 @pytest.mark.parametrize(("headers", "reason"), [
@@ -57,10 +80,18 @@ def test_the_proxy_names_the_user_whatever_the_header_case():
     ([("X-Remote-User", "admin"), ("X-Proxy-Secret", SECRET), ("X-Proxy-Secret", "x")], "does not match"),
     ({"X-Proxy-Secret": SECRET}, "no X-Remote-User"),
     ({"X-Remote-User": "  ", "X-Proxy-Secret": SECRET}, "is empty"),
-    ({"X-Remote-User": "li\nwei", "X-Proxy-Secret": SECRET}, "control characters"),
-    ({"X-Remote-User": "li\x00wei", "X-Proxy-Secret": SECRET}, "control characters"),
-    ({"X-Remote-User": "li\u202ewei", "X-Proxy-Secret": SECRET}, "control characters"),
+    ({"X-Remote-User": "li\nwei", "X-Proxy-Secret": SECRET}, "contains U+000A, a control"),
+    ({"X-Remote-User": "li\x00wei", "X-Proxy-Secret": SECRET}, "contains U+0000, a control"),
+    ({"X-Remote-User": wire("li\u202ewei"), "X-Proxy-Secret": SECRET}, "U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ({"X-Remote-User": wire("li\u2028wei"), "X-Proxy-Secret": SECRET}, "U+2028 LINE SEPARATOR"),
     ({"X-Remote-User": "x" * 257, "X-Proxy-Secret": SECRET}, "longer than 256"),
+    ({"X-Remote-User": " li.wei", "X-Proxy-Secret": SECRET}, "begins with a space"),
+    ({"X-Remote-User": "li.wei ", "X-Proxy-Secret": SECRET}, "ends with a space"),
+    # josé sent as Latin-1 bytes, and a name cut inside a UTF-8 sequence: refused, not guessed at
+    ({"X-Remote-User": "jos\xe9", "X-Proxy-Secret": SECRET}, "is not UTF-8 text"),
+    ({"X-Remote-User": wire("李伟")[:-1], "X-Proxy-Secret": SECRET}, "is not UTF-8 text"),
+    ({"X-Remote-User": "王芳", "X-Proxy-Secret": SECRET}, "beyond Latin-1"),
+    ({"X-Remote-User": "li.wei", "X-Proxy-Secret": SECRET + "秘"}, "does not match"),
     ([("X-Remote-User", "a"), ("x-remote-user", "b"), ("X-Proxy-Secret", SECRET)], "2 times"),
 ])
 def test_the_proxy_refuses(headers, reason):
@@ -74,4 +105,14 @@ def test_oidc_user_is_the_email_else_the_sub():
     assert oidc_user({"email": "", "sub": "123"}) == User("123", "oidc")
     assert isinstance(oidc_user({"is_logged_in": True}), Refusal)
     refused = oidc_user({"email": "li@example.org\r\nX: y"})
-    assert isinstance(refused, Refusal) and "email claim contains control" in refused.reason
+    assert isinstance(refused, Refusal) and "email claim contains U+000D, a control" in refused.reason
+
+
+def test_oidc_names_follow_the_same_rule():
+    assert oidc_user({"email": "李伟@example.cn"}) == User("李伟@example.cn", "oidc")
+    assert oidc_user({"sub": unicodedata.normalize("NFD", "josé")}) == User("josé", "oidc")
+    for claims, reason in (({"email": " li@example.org"}, "email claim begins with a space"),
+                           ({"email": "x" * 300}, "email claim is longer than 256"),
+                           ({"sub": "li\u202e"}, "sub claim contains U+202E")):
+        refused = oidc_user(claims)
+        assert isinstance(refused, Refusal) and reason in refused.reason, claims

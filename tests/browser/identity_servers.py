@@ -81,14 +81,29 @@ def streamlit(db: Path, folder: Path, env: dict[str, str], *args: str,
             stop(proc)
 
 
-def htpasswd(users: dict[str, str]) -> str:
-    """An htpasswd file nginx reads: salted SHA-1 ({SSHA}), no Apache tools needed."""
+def write_htpasswd(path: Path, users: dict[str, str]) -> None:
+    """The password file nginx reads, made as the README says (``htpasswd`` from apache2-utils),
+    or, without that tool, with salted SHA-1 lines ({SSHA}) written here. Names and passwords
+    are UTF-8 either way, as a UTF-8 terminal hands them to ``htpasswd`` and as browsers send
+    Basic credentials: nginx compares the bytes."""
+    tool = shutil.which("htpasswd")
+    if tool is None:
+        path.write_bytes(htpasswd(users))
+        return
+    path.unlink(missing_ok=True)
+    for name, password in users.items():
+        subprocess.run([tool, "-i", *(["-c"] if not path.exists() else []), str(path), name],
+                       input=password.encode("utf-8"), check=True, capture_output=True, timeout=30)
+
+
+def htpasswd(users: dict[str, str]) -> bytes:
+    """An htpasswd file's bytes, salted SHA-1 ({SSHA}), with no Apache tools."""
     lines = []
     for name, password in users.items():
         salt = os.urandom(8)
-        digest = hashlib.sha1(password.encode() + salt).digest()
+        digest = hashlib.sha1(password.encode("utf-8") + salt).digest()
         lines.append(f"{name}:{{SSHA}}{base64.b64encode(digest + salt).decode()}")
-    return "\n".join(lines) + "\n"
+    return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def deploy_conf(listen: int, upstream: int, htpasswd_file: Path, secret: str) -> str:
@@ -109,7 +124,7 @@ def nginx(prefix: Path, upstream: int, users: dict[str, str], secret: str) -> It
     """Debian's nginx serving the documented config in front of ``upstream``; yields its URL."""
     binary = nginx_binary()
     port = _free_port()
-    (prefix / "htpasswd").write_text(htpasswd(users))
+    write_htpasswd(prefix / "htpasswd", users)
     (prefix / "cblue-studio.conf").write_text(deploy_conf(port, upstream, prefix / "htpasswd", secret))
     # As root, nginx's workers would switch to "nobody", who cannot read pytest's private folders.
     user = "user root;" if os.geteuid() == 0 else ""

@@ -1,6 +1,8 @@
 """Trusted-proxy sign-in with real parts: Debian's nginx serving docs/deploy/nginx-proxy.conf as
 the README shows it (basic authentication, the user and the shared secret passed on), Streamlit
-behind it in proxy mode, and Chromium signing in as two users."""
+behind it in proxy mode, and Chromium signing in as users with ASCII, Latin-1 and Chinese names:
+Chromium sends the Basic credentials as UTF-8, nginx passes ``$remote_user``'s bytes on as they
+are, and Streamlit's server hands them over as Latin-1 characters, which the studio decodes."""
 from __future__ import annotations
 
 import urllib.error
@@ -20,7 +22,9 @@ pytestmark = pytest.mark.browser
 
 SECRET = "nginx-shares-this-0f3a9c2e71"
 # name -> (role stored in the workspace, password)
-USERS = {"li.wei": ("annotator", "pw-li-wei"), "zhang.min": ("viewer", "pw-zhang-min")}
+USERS = {"li.wei": ("annotator", "pw-li-wei"), "zhang.min": ("viewer", "pw-zhang-min"),
+         "李伟": ("annotator", "pw-李伟"), "josé": ("viewer", "pw-josé")}
+ANNOTATORS = [n for n, (role, _) in USERS.items() if role == "annotator"]
 EXAMPLE = "/annotate?task=KUAKE-QIC&split=dev&example=0"
 ENV = {"CBLUE_STUDIO_AUTH": "proxy", "CBLUE_STUDIO_USER_HEADER": "X-Remote-User",
        "CBLUE_STUDIO_PROXY_SECRET": SECRET}
@@ -71,6 +75,8 @@ def save_a_label(page, reason: str) -> None:
 
 @pytest.mark.parametrize("name", list(USERS))
 def test_each_user_sees_their_own_name_through_nginx(served, browser, name, output_dir):
+    """李伟 was refused as "contains control characters" (its UTF-8 bytes read as Latin-1 hold C1
+    controls) and josé shown as josÃ©, before the header was decoded as UTF-8."""
     proxied, _ = served
     # A header the browser sends is replaced by nginx's: it cannot pick another name.
     context, page = signed_in_page(browser, name, extra_http_headers={"X-Remote-User": "admin"})
@@ -80,23 +86,25 @@ def test_each_user_sees_their_own_name_through_nginx(served, browser, name, outp
         expect(sidebar(page)).to_contain_text(f"Signed in as {name}", timeout=30_000)
         assert "admin" not in sidebar(page).inner_text()
         assert page.locator("h1").first.inner_text() == "Datasets"
-        page.screenshot(path=str(output_dir / f"proxy_signed_in_{name}.png"))
+        page.screenshot(path=str(output_dir / f"proxy_signed_in_{list(USERS).index(name)}.png"))
     finally:
         context.close()
 
 
-def test_an_annotation_saved_through_nginx_carries_the_proxys_user(served, browser):
+@pytest.mark.parametrize("name", ANNOTATORS)
+def test_an_annotation_saved_through_nginx_carries_the_proxys_user(served, browser, name):
+    """The annotator role granted to 李伟 applies to the 李伟 nginx names: the save is allowed."""
     proxied, _ = served
-    name = next(n for n, (role, _) in USERS.items() if role == "annotator")
+    reason = f"checked against the query by {name}"
     context, page = signed_in_page(browser, name)
     try:
         page.goto(proxied + EXAMPLE, timeout=60_000)
         wait_rendered(page)
         expect(page.get_by_text(f"Annotating as {name}")).to_be_visible(timeout=30_000)
-        save_a_label(page, "checked against the query")
+        save_a_label(page, reason)
         expect(page.get_by_text("Saved example 0")).to_be_visible(timeout=30_000)
         # The history is read back from the workspace's annotation events: author, time, kind, reason.
-        history = page.locator('[data-testid="stCaptionContainer"]').filter(has_text="checked against the query")
+        history = page.locator('[data-testid="stCaptionContainer"]').filter(has_text=reason)
         expect(history.first).to_contain_text(f"· {name} ·", timeout=30_000)
     finally:
         context.close()
