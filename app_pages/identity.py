@@ -12,8 +12,8 @@ from typing import NoReturn
 
 import streamlit as st
 
-from app_pages.common import md
 from app_pages.keys import SignIn
+from app_pages.markdown import md
 from cblue_core.auth.identity import IdentityConfigError, Refusal, identity_config, oidc_user, proxy_user
 from cblue_core.auth.user import User, local_user
 

@@ -15,7 +15,6 @@ from app_pages.common import (
     device_choice,
     load_model,
     md,
-    md_name,
     model_dirs,
     model_failure,
     num,
@@ -27,6 +26,7 @@ from app_pages.common import (
 )
 from app_pages.keys import Param
 from app_pages.keys import Runs as K
+from app_pages.markdown import md_name
 from app_pages.navigation import page_file
 from app_pages.permissions import allowed, why_not
 from app_pages.runs_endpoint import endpoint_figures, start_endpoint_run

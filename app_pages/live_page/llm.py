@@ -15,9 +15,9 @@ from app_pages.keys import Live as K
 from cblue_core.analysis.llm_answer import MISSED, RIGHT, WRONG, judge_llm_answer
 from cblue_core.models.base import model_input
 from cblue_core.models.endpoints.client import EndpointFailure
-from cblue_core.models.endpoints.streaming import stream_answer
 from cblue_core.models.endpoints.config import EndpointConfig, EndpointConfigError, load_endpoints
 from cblue_core.models.endpoints.prompts import prompt_for, supports
+from cblue_core.models.endpoints.streaming import stream_answer
 from cblue_core.records import Example
 from cblue_core.render.example import example_html
 from cblue_core.tasks import REGISTRY, TaskSpec

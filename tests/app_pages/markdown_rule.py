@@ -27,11 +27,12 @@ MARKDOWN_OPTION_CALLS = {"radio", "pills", "segmented_control", "select_slider"}
 # Keyword arguments rendered as Markdown on any call above (the tooltip), and on st.progress.
 MARKDOWN_KEYWORDS = {"help"}
 PROGRESS_CALLS = {"progress"}      # st.progress(value, text=...): only `text` is Markdown
-# Functions whose result is safe to put in Markdown (from app_pages.common; a page that defines or
-# assigns a name of its own with one of these names gets no trust for it).
+# Functions whose result is safe to put in Markdown (from app_pages.common, or app_pages.markdown
+# where md and md_name are defined; a page that defines or assigns a name of its own with one of
+# these names gets no trust for it).
 SAFE_CALLS = {"md", "md_name", "num", "pct", "counted"}
-SAFE_MODULE = "app_pages.common"
-SAFE_FILE = "app_pages/common.py"
+SAFE_MODULES = ("app_pages.common", "app_pages.markdown")
+SAFE_FILES = ("app_pages/common.py", "app_pages/markdown.py")
 # Format specs that only numbers accept (a string would raise), e.g. `{n:,}` or `{f:.3f}`.
 NUMERIC_SPEC_CHARS = set("bcdeEfFgGnoxX%,_")
 # Methods that change a list or dict in place: a name they are called on is no constant.
@@ -120,12 +121,12 @@ class _Module:
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 bindings[node.name].append(None)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if not (node.name in SAFE_CALLS and file.replace("\\", "/").endswith(SAFE_FILE)):
+                if not (node.name in SAFE_CALLS and file.replace("\\", "/").endswith(SAFE_FILES)):
                     bindings[node.name].append(None)    # (the shared helpers are defined there)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 for alias in node.names:
                     name = (alias.asname or alias.name).split(".")[0]
-                    if not (isinstance(node, ast.ImportFrom) and node.module == SAFE_MODULE
+                    if not (isinstance(node, ast.ImportFrom) and node.module in SAFE_MODULES
                             and alias.name == name and name in SAFE_CALLS):
                         bindings[name].append(None)
             elif isinstance(node, (ast.Global, ast.Nonlocal)):

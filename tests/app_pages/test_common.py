@@ -29,7 +29,8 @@ def test_md_breaks_the_autolinks_markdown_would_make_of_bare_urls():
 def test_markdown_and_plot_text_isolate_direction():
     """A U+202E in a name shown in a message or a chart reverses only that name (old: the rest
     of the caption or tick label too)."""
-    from app_pages.common import md_name, plot_text
+    from app_pages.common import plot_text
+    from app_pages.markdown import md_name
 
     for out in (md("a\u202eb.json"), md_name("\u05d0.json"), md_name("\u202e"), plot_text("x\u202ey")):
         assert out.startswith("\u2068") and out.endswith("\u2069"), ascii(out)

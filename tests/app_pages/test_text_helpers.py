@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app_pages.common import md, md_name, num, pct, plot_labels, plot_text
+from app_pages.common import md, num, pct, plot_labels, plot_text
+from app_pages.markdown import md_name
 
 
 def test_md_name_keeps_plain_names_and_escapes_the_rest():
