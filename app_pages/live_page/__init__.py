@@ -75,6 +75,6 @@ def render() -> None:
 def render_endpoint(ws, cfg: EndpointConfig, demo: bool) -> None:
     task = get_task(st.session_state[K.TASK])
     example, gold = llm.pick_input(ws, task, demo)
-    allowed = inputs.confirm_identifiers(example)
+    allowed = inputs.confirm_identifiers(example) and llm.may_ask()
     if st.button("分析 / Ask", type="primary", key=K.RUN, disabled=not example.text.strip() or not allowed):
-        llm.stream_and_show(cfg, task, example, gold, demo)
+        llm.stream_and_show(ws, cfg, task, example, gold, demo)

@@ -8,24 +8,36 @@ import time
 from collections.abc import Iterable, Iterator
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
 
-from app_pages.common import md
+from app_pages.common import md, read_only
 from app_pages.html_view import show_html
 from app_pages.keys import Live as K
+from app_pages.permissions import role_allows, why_not
 from cblue_core.analysis.llm_answer import MISSED, RIGHT, WRONG, judge_llm_answer
+from cblue_core.auth.roles import PermissionDenied
 from cblue_core.models.base import model_input
 from cblue_core.models.endpoints.client import EndpointFailure
 from cblue_core.models.endpoints.config import EndpointConfig, EndpointConfigError, load_endpoints
+from cblue_core.models.endpoints.live_calls import READ_ONLY, LiveAnswer, LiveRefused
 from cblue_core.models.endpoints.prompts import prompt_for, supports
-from cblue_core.models.endpoints.streaming import stream_answer
+from cblue_core.models.endpoints.streaming import CHARS, ENV_MAX_CHARS, ENV_MAX_SECONDS, SECONDS, StreamLimits
+from cblue_core.models.endpoints.visitor_limits import RateLimited, prompts_per_minute, shared_window
 from cblue_core.records import Example
 from cblue_core.render.example import example_html
+from cblue_core.store.endpoint_calls import ASK
 from cblue_core.tasks import REGISTRY, TaskSpec
 
 TYPE, DATASET = "输入文本 / Type or paste", "数据集样例 / Dataset example"
 SPLITS = ("dev", "test", "train")     # CliMedBench ships only a test file
-# A trailing run that could still become an autolink ("http", "www", "a@b") waits for the next piece.
-_OPEN_WORD = re.compile(r"[A-Za-z0-9@]+$")
+# A trailing run that could still become an autolink with the next piece ("ht" + "tp://", "ww" +
+# "w.", "a@" + "b") waits for it. md() breaks up words of at most six letters ("mailto") and "@",
+# so only the last six characters are looked at: the guard is linear, and an answer without
+# spaces is shown as it arrives.
+_HOLD = 6
+_OPEN_TAIL = re.compile(r"[A-Za-z@]+$")
+# Streamlit redraws the whole answer at each piece: pieces within this many seconds are drawn once.
+FLUSH_S = 0.1
 
 
 def endpoint_tasks() -> list[str]:
@@ -53,8 +65,9 @@ def escaped_stream(pieces: Iterable[str]) -> Iterator[str]:
 
     for piece in pieces:
         pending += piece
-        cut = _OPEN_WORD.search(pending)
-        ready, pending = (pending[:cut.start()], pending[cut.start():]) if cut else (pending, "")
+        cut = _OPEN_TAIL.search(pending[-_HOLD:])
+        keep = len(cut.group(0)) if cut else 0
+        ready, pending = pending[:len(pending) - keep], pending[len(pending) - keep:]
         if ready:
             yield inert(ready)
     if pending:
@@ -79,7 +92,29 @@ def pick_input(ws, task: TaskSpec, demo: bool) -> tuple[Example, Example | None]
     return example, gold
 
 
-def stream_and_show(cfg: EndpointConfig, task: TaskSpec, example: Example, gold: Example | None,
+def may_ask() -> bool:
+    """Whether this visitor may send a prompt to an endpoint; says why not where they cannot."""
+    if read_only():
+        st.info(f"Read-only mode: {md(READ_ONLY)}.", icon=":material/lock:")
+        return False
+    if not role_allows(ASK):
+        st.info(f"Asking an LLM endpoint costs its operator for every prompt. {md(why_not(ASK))} "
+                "Nothing is sent.", icon=":material/lock:")
+        return False
+    return True
+
+
+def stop_if_session_ended() -> bool:
+    """The stream's ``should_stop``: Streamlit's own check of this script run, which raises its
+    stop or rerun when the visitor closed the tab or asked again, as the next ``st`` call would.
+    The stream calls it while it waits for the endpoint, when no ``st`` call happens."""
+    check = get_run_yield_check()
+    if check is not None:
+        check()
+    return False
+
+
+def stream_and_show(ws, cfg: EndpointConfig, task: TaskSpec, example: Example, gold: Example | None,
                     demo: bool) -> None:
     received: list[str] = []
 
@@ -88,13 +123,31 @@ def stream_and_show(cfg: EndpointConfig, task: TaskSpec, example: Example, gold:
             received.append(piece)
             yield piece
 
-    start = time.perf_counter()
     try:
-        st.write_stream(escaped_stream(kept(stream_answer(cfg, prompt_for(task, example)))))
+        call = LiveAnswer(ws, cfg, prompt_for(task, example), window=shared_window(prompts_per_minute()),
+                            limits=StreamLimits.from_env(), should_stop=stop_if_session_ended, flush_s=FLUSH_S)
+    except (PermissionDenied, LiveRefused, RateLimited) as exc:
+        st.warning(f"Nothing was sent: {md(str(exc))}.", icon=":material/block:")
+        return
+    except ValueError as exc:      # the server's own limits are misconfigured
+        st.error(md(str(exc)))
+        return
+    start = time.perf_counter()
+    shown = escaped_stream(kept(call))
+    try:
+        st.write_stream(shown)
     except (EndpointFailure, EndpointConfigError) as exc:
         st.error(md(str(exc)))
         return
+    finally:
+        # a stop raised mid-answer: shut the request and keep its audit event now
+        shown.close()
+        call.close()
     seconds = time.perf_counter() - start
+    bound = {CHARS: ENV_MAX_CHARS, SECONDS: ENV_MAX_SECONDS}.get(call.outcome.stopped or "")
+    if bound:
+        st.warning(md(f"答案不完整 · The answer was {call.outcome.ended(call.limits)}, the most this server "
+                      f"lets Live show (${bound})."), icon=":material/content_cut:")
     answer = "".join(received)
     pred = Example(key=example.key, index=example.index, text=example.text, label=example.label,
                    choices=list(example.choices), target=answer.strip(), meta=dict(example.meta))

@@ -72,6 +72,8 @@ ACTIONS: Final[dict[str, Role | System]] = {
     # an annotator's own copy in a blind pass (store/blind_pass.py)
     "own.save": Role.ANNOTATOR,
     "own.revert": Role.ANNOTATOR,
+    # a Live prompt to an LLM endpoint, spent on the operator's account (store/endpoint_calls.py)
+    "endpoint.ask": Role.ANNOTATOR,
     # settled at first need when any visitor opens a run's errors (cblue_core.seen_split)
     "run.training_set": SYSTEM,
     "derived.put": SYSTEM,

@@ -30,6 +30,7 @@ from .blind_pass import BlindPassStore
 from .database import Database
 from .datasets import DatasetStore
 from .derived import DerivedStore
+from .endpoint_calls import EndpointCallStore
 from .errors import WorkspaceError, WorkspaceLocked
 from .lockdown import locked_config
 from .own_copies import OwnCopyStore
@@ -122,6 +123,7 @@ class Workspace:
         self.responses = ResponseStore(db, access)
         self.users = UserStore(db, access)
         self.audit = AuditStore(db)
+        self.endpoint_calls = EndpointCallStore(db, access)
 
     @property
     def actor(self) -> User | None:

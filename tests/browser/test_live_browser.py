@@ -2,6 +2,8 @@
 CMeIE cases (right and wrong marked against the gold), with screenshots to look at."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -78,3 +80,50 @@ def test_demo_switch_hides_the_developer_sidebar(app_url, page):
     page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
     assert page.locator('[data-testid="stSidebar"] input').count() == 0
     assert "demo=1" in page.url
+
+
+@pytest.fixture(scope="module")
+def endpoint_app(tmp_path_factory):
+    """A Streamlit server whose one declared endpoint is the tests' hostile server (in this
+    process, loopback), on the sample workspace; the local user is an admin."""
+    from cblue_core.models.endpoints.config import EndpointConfig
+    from tests.browser.conftest import _prepare_workspace, streamlit_server
+    from tests.models.endpoints.conftest import write_endpoints
+    from tests.models.endpoints.hostile_server import HostileServer
+
+    server = HostileServer()
+    folder = tmp_path_factory.mktemp("live_endpoint")
+    cfg = EndpointConfig(name="hostile", base_url=server.url, model="m", max_retries=0, timeout_s=60.0)
+    _prepare_workspace(folder / "workspace.duckdb")
+    endpoints = write_endpoints(folder / "endpoints.toml", [cfg])
+    try:
+        with streamlit_server(folder / "workspace.duckdb", folder, CBLUE_STUDIO_ENDPOINTS=str(endpoints)) as url:
+            yield url, server
+    finally:
+        server.close()
+
+
+def test_an_answer_without_spaces_shows_at_once_and_closing_the_tab_stops_the_stream(endpoint_app, browser):
+    """Issue 35, item 4: a 4,000-letter word sent in four pieces 5 s apart. Before, nothing was
+    shown until the end, and the server streamed all 20 s to a tab that was gone."""
+    url, server = endpoint_app
+    server.answer = lambda prompt: "a" * 4_000
+    server.piece_delay_s = 5.0
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
+    page = context.new_page()
+    page.goto(f"{url}/live?task=PromptCBLUE", timeout=60_000)
+    page.get_by_text("Live prediction").wait_for(timeout=60_000)
+    box = page.get_by_label("提示 / Prompt")     # an endpoint's box: the endpoint is PromptCBLUE's one model
+    box.wait_for(timeout=60_000)
+    box.fill("找出句子中的疾病实体：患者咳嗽")
+    box.press("Control+Enter")
+    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
+    asked = time.monotonic()
+    page.get_by_role("button", name="分析 / Ask").click()
+    page.get_by_text("a" * 990).first.wait_for(timeout=4_000)    # the first piece (less the guard's six letters), before the second
+    assert time.monotonic() - asked < 5.0
+    context.close()                                         # the visitor leaves
+    assert server.streams_ended.wait(30)
+    ended = time.monotonic() - asked
+    # TCP tells a server only when it writes: it learns at its next piece or the one after
+    assert ended < 16.0, f"the server streamed {ended:.1f} s, to the end of its answer"

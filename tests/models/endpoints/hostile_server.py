@@ -3,7 +3,8 @@ completions requests (streamed or not) itself, no model behind it, and each requ
 next behaviour from its queue (else ``default``).
 
 Behaviours:
-- ``ok``: a normal answer, ``answer(prompt)`` (default: ``"答：" + prompt[:8]``), with ``usage``.
+- ``ok``: a normal answer, ``answer(prompt)`` (default: ``"答：" + prompt[:8]``), with ``usage``
+  (streamed: in a last chunk when the request asks ``stream_options.include_usage``).
 - ``echo401`` / ``echo500``: that status with a body repeating the request's ``Authorization``
   header (as many gateways do).
 - ``echo_stream``: a streamed answer that starts, then an error event repeating the header.
@@ -72,12 +73,13 @@ class HostileServer:
                                      "request": {"headers": {"authorization": auth}}}}
                     return self._json(status, msg)
                 text = self._text(behaviour, prompt)
-                if data.get("stream"):
-                    return self._stream(chat, text, behaviour, auth)
                 usage = {"prompt_tokens": len(prompt), "completion_tokens": len(text),
                          "total_tokens": len(prompt) + len(text)}
                 if behaviour == "usage":
                     usage = {**usage, **server.usage_override}
+                if data.get("stream"):
+                    asked = (data.get("stream_options") or {}).get("include_usage")
+                    return self._stream(chat, text, behaviour, auth, usage if asked else None)
                 choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
                 if chat:
                     choice["message"] = {"role": "assistant", "content": text}
@@ -133,7 +135,8 @@ class HostileServer:
                 return {"id": "x", "object": "chat.completion.chunk" if chat else "text_completion",
                         "created": int(time.time()), "model": "m", "choices": [choice]}
 
-            def _stream(self, chat: bool, text: str, behaviour: str, auth: str) -> None:
+            def _stream(self, chat: bool, text: str, behaviour: str, auth: str,
+                usage: dict[str, Any] | None = None) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
@@ -153,6 +156,8 @@ class HostileServer:
                         if behaviour == "drip" or server.piece_delay_s:
                             time.sleep(server.drip_s if behaviour == "drip" else server.piece_delay_s)
                     self._event(self._chunk(chat, "", "stop"))
+                    if usage is not None:     # stream_options.include_usage: a last chunk without choices
+                        self._event({**self._chunk(chat, ""), "choices": [], "usage": usage})
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
                 except OSError:     # the client went away: what a bounded stream must do
