@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
@@ -58,6 +58,11 @@ class GuardedStore(Protocol):
 @dataclass(frozen=True)
 class WriteDeclaration:
     action: str
+
+
+# Every declared writing method (the functions in the stores' class bodies), kept here rather
+# than as an attribute set on the function, which the type checker cannot follow.
+_DECLARED: dict[Hashable, WriteDeclaration] = {}
 
 
 def _arguments(method: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +121,7 @@ def writes(action: str, target: Describe, detail: Describe | None = None) -> Cal
                 audit.append(self.db, entry)
             return result
 
-        guarded.__store_write__ = WriteDeclaration(action)  # type: ignore[attr-defined]
+        _DECLARED[guarded] = WriteDeclaration(action)
         return cast(F, guarded)
     return declare
 
@@ -128,12 +133,11 @@ def writes_for_system(action: str) -> Callable[[F], F]:
         raise ValueError(f"{action} needs a role: declare it with writes")
 
     def declare(method: F) -> F:
-        method.__store_write__ = WriteDeclaration(action)  # type: ignore[attr-defined]
+        _DECLARED[method] = WriteDeclaration(action)
         return method
     return declare
 
 
 def declaration(method: object) -> WriteDeclaration | None:
     """The write a store method is declared as, or None."""
-    found = getattr(method, "__store_write__", None)
-    return found if isinstance(found, WriteDeclaration) else None
+    return _DECLARED.get(method) if isinstance(method, Hashable) else None

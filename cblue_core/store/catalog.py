@@ -17,7 +17,9 @@ from functools import lru_cache
 
 import duckdb
 
+from .annotations import ANNOTATION_DDL
 from .database import Database
+from .schema import DDL
 
 # (name, type, default or generated expression, nullable)
 Column = tuple[str, str, str | None, bool]
@@ -71,11 +73,16 @@ def read_catalog(db: Database) -> Catalog:
                    {t: frozenset(c) for t, c in constraints.items()}, objects)
 
 
+def create_schema(db: Database) -> None:
+    """Every table, sequence and index of the current schema (a new workspace, or the scratch
+    database the expected catalogue is read from)."""
+    db.execute(DDL)
+    db.execute(ANNOTATION_DDL)
+
+
 @lru_cache(maxsize=1)
 def expected_catalog() -> Catalog:
     """What the schema's DDL creates in an empty database."""
-    from .versioning import create_schema
-
     scratch = Database(duckdb.connect(":memory:"), None)
     try:
         create_schema(scratch)

@@ -22,7 +22,7 @@ import duckdb
 
 from ..io.errors import short_error
 from .annotations import ANNOTATION_DDL
-from .catalog import expected_catalog, foreign_objects, read_catalog
+from .catalog import create_schema, expected_catalog, foreign_objects, read_catalog
 from .database import Database
 from .errors import WorkspaceError
 from .schema import ACCESS_DDL, BLIND_DDL, DDL, DEFAULT_DATASETS_DDL, RUN_DERIVED_DDL, SCHEMA_VERSION
@@ -65,9 +65,9 @@ def table_columns(db: Database) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def create_schema(db: Database) -> None:
-    db.execute(DDL)
-    db.execute(ANNOTATION_DDL)
+def create_workspace(db: Database) -> None:
+    """The current schema, marked as a workspace of its version."""
+    create_schema(db)
     _write_marker(db, SCHEMA_VERSION)
 
 
@@ -157,7 +157,7 @@ def prepare_workspace(db: Database, *, where: str, read_only: bool = False) -> N
         if read_only:
             raise WorkspaceError(f"{where} holds no workspace (read-only mode does not create one)")
         with db.transaction():
-            create_schema(db)
+            create_workspace(db)
         return
     if state.app is None and state.version is None:
         _adopt(db, where, read_only)

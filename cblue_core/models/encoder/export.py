@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...io.validate import load
 from ..base import ModelCard
@@ -18,8 +18,17 @@ from .continuation import whole_run
 from .corpus import Corpus, corpus_tasks, normalise
 from .vocab import save_tokenizer
 
-if TYPE_CHECKING:
-    from .pretrain import PretrainResult
+
+class FinishedRun(Protocol):
+    """What the export reads of a finished pretraining run (``pretrain.PretrainResult``), declared
+    here so that the export does not import the trainer that calls it."""
+
+    out_dir: Path
+    state: Any          # pretrain.PretrainState: step, tokens, held-out scores
+    config: Any         # pretrain.PretrainConfig
+    corpus: Corpus
+    threads: int
+    corpus_tokens: int
 
 KIND = ENCODER_KIND
 NAME = "encoder"
@@ -148,7 +157,7 @@ def readme(card: ModelCard) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export(result: PretrainResult, model, tokens: list[str], *, seed: int, data_dir: str | Path,
+def export(result: FinishedRun, model, tokens: list[str], *, seed: int, data_dir: str | Path,
            command: str = "") -> ModelCard:
     """Write the model folder and its card into ``result.out_dir``."""
     out, st, cfg = result.out_dir, result.state, result.config
