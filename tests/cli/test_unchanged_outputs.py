@@ -99,6 +99,8 @@ def compare(name: str, found: dict) -> None:
 
 def test_every_help_is_what_it_was(monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")    # argparse wraps at the terminal's width
+    # the default workspace, which --help shows, would otherwise be under the checkout's folder
+    monkeypatch.setenv("CBLUE_STUDIO_DB", "/srv/cblue-studio/workspace.duckdb")
     compare("help.json", help_texts())
 
 
