@@ -35,7 +35,9 @@ and ends that visitor's round. ``--timeout`` bounds the whole bench; the server 
 at the end whatever happened.
 
 Printed: per step, the client time (request sent to the end of the script run received) and
-the server's own time for it (the matching script run in the server's log), p50/p95; the
+the server's own time for it (the matching script run in the server's log), p50/p95, and the
+script thread's CPU seconds in it (p50: wall well above CPU is waiting, for a core, the GIL, a
+lock or a worker process); the
 server's own time per script run over all of them, p50/p95/max, wall and the script thread's
 CPU; the server's memory (resident, at the start, peak, end); failed steps; then, after the
 server stopped, the save check on the workspace: each save confirmed to a visitor is stored
@@ -44,12 +46,17 @@ the event id the page named), no save refused by the version check was stored, a
 example's events have consecutive revisions (no edit was lost or written over).
 
     python bench/load.py [--visitors 10] [--rounds 2] [--workspace real|sample] [--rebuild]
-                         [--step-timeout 120] [--timeout 1500] [--json FILE]
+                         [--step-timeout 120] [--timeout 1500] [--json FILE] [--profile]
+
+``--profile``: py-spy samples the server during the whole bench; the script threads' time is
+printed by the innermost frame of ``app_pages/`` or ``cblue_core/`` on the stack
+(``browser_pages.hot_frames``), the raw stacks kept in ``test-output/pyspy/load.txt``.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -68,7 +75,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from browser_pages import Server  # bench/ is no package
+from browser_pages import OUTPUT, PySpy, Server, hot_frames  # bench/ is no package
 from scenarios import REAL_DB, normalised, real_runs, real_workspace, sample_workspace, shared_cblue
 
 USER_HEADER = "X-Remote-User"
@@ -600,17 +607,18 @@ def report(args, steps: list[Step], runs: list[dict], saves_check: dict, memory:
     print(f"\n{args.visitors} visitors x {args.rounds} rounds, websocket protocol, workspace {args.workspace}; "
           f"load average (1 min) before/after {load}; {os.cpu_count()} CPUs")
     print(f"{'step':<30} {'n':>4} {'fail':>4} {'client p50':>11} {'client p95':>11} {'server p50':>11} "
-          f"{'server p95':>11}")
+          f"{'server p95':>11} {'srv CPU p50':>11}")
     for name in names:
         ok = [(i, s) for i, s in enumerate(steps) if s.name == name and s.problem is None]
         failed = sum(1 for s in steps if s.name == name and s.problem)
         client = [s.client_s for _, s in ok]
         server = [sum(r["end"] - r["start"] for r in matched[i]) for i, _ in ok if matched[i]]
+        cpu = [sum(r["cpu"] for r in matched[i]) for i, _ in ok if matched[i]]
         row = {"n": len(ok), "failed": failed, "client_p50_s": pct(client, 50), "client_p95_s": pct(client, 95),
-               "server_p50_s": pct(server, 50), "server_p95_s": pct(server, 95)}
+               "server_p50_s": pct(server, 50), "server_p95_s": pct(server, 95), "server_cpu_p50_s": pct(cpu, 50)}
         table[name] = row
         print(f"{name:<30} {len(ok):>4} {failed:>4} {row['client_p50_s']:>11.3f} {row['client_p95_s']:>11.3f} "
-              f"{row['server_p50_s']:>11.3f} {row['server_p95_s']:>11.3f}")
+              f"{row['server_p50_s']:>11.3f} {row['server_p95_s']:>11.3f} {row['server_cpu_p50_s']:>11.3f}")
     walls = [r["end"] - r["start"] for r in runs]
     cpus = [r["cpu"] for r in runs]
     all_client = [s.client_s for s in steps if s.problem is None]
@@ -655,6 +663,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1500.0, help="seconds the visitors may take in all")
     parser.add_argument("--seed", type=int, default=35)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--profile", action="store_true",
+                        help="py-spy on the server while the visitors run: where its script threads spent the time")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -669,7 +679,12 @@ def main() -> None:
             print(f"server {server.url} (pid {server.proc.pid}) on {db.name}: {args.visitors} visitors, "
                   f"{args.rounds} rounds", flush=True)
             start = time.time()
-            steps, saves, mem = asyncio.run(drive(args, server.url, secret, server.proc.pid, ws_info))
+            raw = OUTPUT / "pyspy" / "load.txt"
+            if args.profile:
+                raw.parent.mkdir(parents=True, exist_ok=True)
+                raw.unlink(missing_ok=True)
+            with PySpy(server.proc.pid, "load", raw) if args.profile else contextlib.nullcontext():
+                steps, saves, mem = asyncio.run(drive(args, server.url, secret, server.proc.pid, ws_info))
             print(f"visitors done in {time.time() - start:.0f} s", flush=True)
             memory = {"start_mib": mem.samples[0] if mem.samples else float("nan"),
                       "peak_mib": max(mem.samples, default=float("nan")),
@@ -681,6 +696,12 @@ def main() -> None:
         runs = server_runs(run_log)
         saves_check = check_saves(db, saves, ws_info["dataset_id"])
         result = report(args, steps, runs, saves_check, memory, load)
+        if args.profile:
+            result["profile"] = hot_frames(raw, top=15)
+            print(f"\npy-spy over the whole bench -> {raw.relative_to(ROOT)}: script threads "
+                  f"{result['profile'].get('script_thread_s', 0)} s sampled; innermost frame of ours:")
+            for frame, sec in result["profile"].get("innermost_ours_s", []):
+                print(f"    {sec:7.2f} s  {frame}")
         if any(w in log_tail for w in ("Traceback", "ERROR")):
             print("the server's log ends with:\n" + log_tail)
     if args.json:
