@@ -46,7 +46,11 @@ the event id the page named), no save refused by the version check was stored, a
 example's events have consecutive revisions (no edit was lost or written over).
 
     python bench/load.py [--visitors 10] [--rounds 2] [--workspace real|sample] [--rebuild]
-                         [--step-timeout 120] [--timeout 1500] [--json FILE] [--profile]
+                         [--think S] [--step-timeout 120] [--timeout 1500] [--json FILE] [--profile]
+
+``--think S``: each visitor pauses 0.5-1.5 x S seconds before each step, as a person reads the
+page; the default, 0, sends each step as soon as the last one ended (the server is never idle:
+a stress, not a team's day).
 
 ``--profile``: py-spy samples the server during the whole bench; the script threads' time is
 printed by the innermost frame of ``app_pages/`` or ``cblue_core/`` on the stack
@@ -76,6 +80,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from browser_pages import OUTPUT, PySpy, Server, hot_frames  # bench/ is no package
+from cold_opens import cpu_seconds
 from scenarios import REAL_DB, normalised, real_runs, real_workspace, sample_workspace, shared_cblue
 
 USER_HEADER = "X-Remote-User"
@@ -339,17 +344,22 @@ class Visitor:
         self.name = f"load-v{n + 1:02d}"
         self.ctx, self.steps, self.saves, self.meeting = ctx, steps, saves, meeting
         self.session: Session | None = None
+        self.rng = random.Random(n)
 
     async def step(self, rnd: int, name: str, action, *checks: str) -> object:
-        """``action()`` (a coroutine of the session) timed; ``checks``: patterns the page must show."""
+        """``action()`` (a coroutine of the session) timed; ``checks``: patterns the page must show.
+        First the visitor's pause (``--think``), as a person reads the page before the next click."""
         assert self.session is not None
+        if self.ctx["think"]:
+            await asyncio.sleep(self.rng.uniform(0.5, 1.5) * self.ctx["think"])
         sent = time.time()
         try:
             run = await action()
             text = getattr(run, "text", "")
             missing = next((c for c in checks if not re.search(c, text)), None)
             if missing:
-                raise Failed(f"the page does not show /{missing}/")
+                said = [ln for ln in text.splitlines() if re.search(r"Example \d|[Ss]aved|onflict|failed|rror", ln)]
+                raise Failed(f"the page does not show /{missing}/ (it says: {' | '.join(said)[:300]})")
         except Failed as exc:
             self.steps.append(Step(self.name, rnd, name, self.session.session_id, sent, time.time(), str(exc)))
             raise
@@ -404,10 +414,10 @@ class Visitor:
         key = next((k for k in s.last.widgets if k.startswith("ann_label")), None)
         if key is None:
             raise Failed("no label selectbox on the Annotate page")
-        proto = s.last.widgets[key][1]
+        element_id, proto = s.last.widgets[key]
         options = list(proto.options)
-        now = proto.raw_value if proto.HasField("raw_value") else None
-        choices = [o for o in options if o != now] or options
+        now = s.values.get(element_id)
+        choices = [o for o in options if now is None or o != now.string_value] or options
         label = choices[(self.n * 7 + rnd * 3) % len(choices)]
         await self.step(rnd, "pick a label", lambda: s.set(key, label), r"Unsaved changes")
         token = f"load {self.name} round {rnd} {which} example {idx} {secrets.token_hex(4)}"
@@ -577,6 +587,7 @@ def examples(records: int, visitors: int, rounds: int, seed: int) -> tuple[list[
 async def drive(args, url: str, secret: str, pid: int, ws_info: dict) -> tuple[list[Step], list[Save], Memory]:
     own, shared = examples(ws_info["records"], args.visitors, args.rounds, args.seed)
     ctx = {"url": url, "secret": secret, "step_timeout": args.step_timeout, "visitors": args.visitors,
+           "think": args.think,
            "errors_run": ws_info["runs"]["CMeEE"], "own_examples": own, "shared_examples": shared}
     steps: list[Step] = []
     saves: list[Save] = []
@@ -604,7 +615,8 @@ def report(args, steps: list[Step], runs: list[dict], saves_check: dict, memory:
     matched = match_runs(steps, runs)
     names = list(dict.fromkeys(s.name for s in steps))
     table = {}
-    print(f"\n{args.visitors} visitors x {args.rounds} rounds, websocket protocol, workspace {args.workspace}; "
+    print(f"\n{args.visitors} visitors x {args.rounds} rounds, pause before a step {args.think:g} s (mean), "
+          f"websocket protocol, workspace {args.workspace}; "
           f"load average (1 min) before/after {load}; {os.cpu_count()} CPUs")
     print(f"{'step':<30} {'n':>4} {'fail':>4} {'client p50':>11} {'client p95':>11} {'server p50':>11} "
           f"{'server p95':>11} {'srv CPU p50':>11}")
@@ -648,7 +660,11 @@ def report(args, steps: list[Step], runs: list[dict], saves_check: dict, memory:
              f"{len(saves_check['problems'])} problems:"))
     for p in saves_check["problems"][:20]:
         print(f"    {p}")
-    return {"steps": table, **figures, "memory": memory, "failed_steps": len(failures), "steps_done": len(steps),
+    each = [{"visitor": s.visitor, "round": s.round, "step": s.name, "client_s": round(s.client_s, 4),
+             "server_s": round(sum(r["end"] - r["start"] for r in matched[i]), 4),
+             "server_cpu_s": round(sum(r["cpu"] for r in matched[i]), 4), "problem": s.problem}
+            for i, s in enumerate(steps)]
+    return {"steps": table, "each_step": each, **figures, "memory": memory, "failed_steps": len(failures), "steps_done": len(steps),
             "failures": [f"{s.visitor} round {s.round} {s.name}: {s.problem}" for s in failures],
             "saves": saves_check, "load_avg_1m": load}
 
@@ -662,6 +678,9 @@ def main() -> None:
     parser.add_argument("--step-timeout", type=float, default=120.0, help="seconds a step may take")
     parser.add_argument("--timeout", type=float, default=1500.0, help="seconds the visitors may take in all")
     parser.add_argument("--seed", type=int, default=35)
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="mean seconds a visitor pauses before each step (uniform, 0.5-1.5 times it); "
+                             "0: back to back, the server never idle")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--profile", action="store_true",
                         help="py-spy on the server while the visitors run: where its script threads spent the time")
@@ -678,14 +697,18 @@ def main() -> None:
         try:
             print(f"server {server.url} (pid {server.proc.pid}) on {db.name}: {args.visitors} visitors, "
                   f"{args.rounds} rounds", flush=True)
-            start = time.time()
+            start, client_cpu, server_cpu = time.time(), time.process_time(), cpu_seconds(server.proc.pid)
             raw = OUTPUT / "pyspy" / "load.txt"
             if args.profile:
                 raw.parent.mkdir(parents=True, exist_ok=True)
                 raw.unlink(missing_ok=True)
             with PySpy(server.proc.pid, "load", raw) if args.profile else contextlib.nullcontext():
                 steps, saves, mem = asyncio.run(drive(args, server.url, secret, server.proc.pid, ws_info))
-            print(f"visitors done in {time.time() - start:.0f} s", flush=True)
+            took, client_cpu = time.time() - start, time.process_time() - client_cpu
+            server_cpu = cpu_seconds(server.proc.pid) - server_cpu
+            print(f"visitors done in {took:.0f} s; CPU seconds: the server process {server_cpu:.1f} "
+                  f"({server_cpu / took:.2f} cores on average; its filter workers apart), this client {client_cpu:.1f}",
+                  flush=True)
             memory = {"start_mib": mem.samples[0] if mem.samples else float("nan"),
                       "peak_mib": max(mem.samples, default=float("nan")),
                       "end_mib": mem.samples[-1] if mem.samples else float("nan"), "hwm_mib": mem.hwm_mib()}
@@ -696,6 +719,8 @@ def main() -> None:
         runs = server_runs(run_log)
         saves_check = check_saves(db, saves, ws_info["dataset_id"])
         result = report(args, steps, runs, saves_check, memory, load)
+        result.update(wall_s=round(took, 1), client_cpu_s=round(client_cpu, 1), server_cpu_s=round(server_cpu, 1),
+                      think_s=args.think)
         if args.profile:
             result["profile"] = hot_frames(raw, top=15)
             print(f"\npy-spy over the whole bench -> {raw.relative_to(ROOT)}: script threads "
