@@ -34,13 +34,9 @@ def stream_answer(cfg: EndpointConfig, prompt: str, client: Any = None) -> Itera
                 if getattr(choice, "finish_reason", None):
                     finished = True
     except (openai.OpenAIError, ValueError) as exc:
-        if received:
-            raise EndpointFailure(f"endpoint {cfg.name!r} ({cfg.public_url}): the answer stream broke "
-                                  f"after {received} characters ({type(exc).__name__})") from exc
-        raise EndpointFailure(describe(cfg, exc)) from exc
+        raise EndpointFailure(describe(cfg, exc, received=received or None)) from exc
     except (httpx2.HTTPError, httpx2.StreamError) as exc:   # the body broke off mid-stream
-        raise EndpointFailure(f"endpoint {cfg.name!r} ({cfg.public_url}): the answer stream broke after "
-                              f"{received} characters ({type(exc).__name__})") from exc
+        raise EndpointFailure(describe(cfg, exc, received=received)) from exc
     finally:
         if own:
             client.close()
