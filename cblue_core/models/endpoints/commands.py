@@ -133,7 +133,7 @@ def run_endpoint(model: str, split: str, *, db: str | None, dataset: int | None,
     ev = result.run.evaluation
     if json_out:
         print(json.dumps({"run_id": result.run.run_id, "metrics": ev.summary(), "training_overlap": None,
-                          **{k: v for k, v in stats.to_json().items() if k in ("requests", "tokens")}},
+                          **{k: v for k, v in stats.to_json().items() if k in ("requests", "tokens", "answers")}},
                          ensure_ascii=False, indent=2))
         return 0
     shown = "n/a" if ev.value is None else f"{ev.value:.4f}"
