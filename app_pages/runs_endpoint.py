@@ -10,6 +10,7 @@ from app_pages.keys import Runs as K
 from app_pages.permissions import allowed, why_not
 from cblue_core.auth.roles import PermissionDenied
 from cblue_core.endpoint_runs import endpoint_run
+from cblue_core.models.endpoints.client import EndpointFailure
 from cblue_core.models.endpoints.config import EndpointConfigError, load_endpoints
 from cblue_core.models.endpoints.prompts import supports
 from cblue_core.tasks import REGISTRY
@@ -56,7 +57,7 @@ def start_endpoint_run(ws, datasets, pick_split) -> None:
         try:
             result = endpoint_run(ws, target, cfg, name=name or None,
                                   limit=None if total >= split.records else total, progress=advance)
-        except (EndpointConfigError, ValueError, PermissionDenied) as exc:
+        except (EndpointConfigError, EndpointFailure, ValueError, PermissionDenied) as exc:
             st.error(md(str(exc)))
             return
         except Exception as exc:  # noqa: BLE001 - logged by page_failure; one line on the page

@@ -32,7 +32,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from cblue_core.io.validate import load
-from cblue_core.models.endpoints.client import async_client, request
+from cblue_core.models.endpoints.client import client_kwargs, request_kwargs
 from cblue_core.models.endpoints.config import EndpointConfig
 from cblue_core.models.endpoints.runner import run_prompts_async
 from cblue_core.store.workspace import connect
@@ -67,13 +67,18 @@ def serve(model: Path, log: Path) -> tuple[subprocess.Popen, str]:
 
 
 async def bare(cfg: EndpointConfig, prompts: list[str]) -> float:
-    """The plainest correct loop: a semaphore of ``max_concurrency`` around the same request."""
-    client = async_client(cfg)
+    """The plainest correct loop: a semaphore of ``max_concurrency`` around the ``openai``
+    client's own ``create``, with the same client settings and requests as ours (none of our
+    checks, caps, deadlines or cache)."""
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(**client_kwargs(cfg))
     gate = asyncio.Semaphore(cfg.max_concurrency)
+    api = client.chat.completions if cfg.mode == "chat" else client.completions
 
     async def one(p: str) -> None:
         async with gate:
-            await request(client, cfg, p)
+            await api.create(**request_kwargs(cfg, p))
 
     start = time.perf_counter()
     await asyncio.gather(*(one(p) for p in prompts))

@@ -22,7 +22,11 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
         >>> lcs_length("", "abc")
         0
     """
-    if len(a) < len(b):
+    # The bit vectors span the shorter sequence and the loop runs over the longer: building a
+    # mask costs as much as the bits below it (``1 << i``), so masks over a long answer were
+    # quadratic in its length (minutes for a megabyte), while each step of the loop costs the
+    # shorter length, so the whole stays linear in the longer one.
+    if len(a) > len(b):
         a, b = b, a
     m = len(a)
     if m == 0 or len(b) == 0:

@@ -2,7 +2,8 @@
 :mod:`cblue_core.models.commands` when the model names an endpoint).
 
 Exit codes as there: 0 success (a run with failed prompts too: it is stored, marked partial,
-and says how many); 1 a workspace, file or dataset that cannot be used; 2 a usage error
+and says how many); 1 a workspace, file or dataset that cannot be used (an answer the workspace
+refused to store too: no run is stored, the answers stored before it are kept); 2 a usage error
 (unknown or badly declared endpoint, a task endpoints cannot answer).
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from ...tasks import TaskSpec, UnknownTaskError, get_task
 from .config import EndpointConfig, EndpointConfigError, get_endpoint, load_endpoints
 from .prompts import UnsupportedTask, supports
-from .runner import RunStats
+from .runner import AnswerNotStored, RunStats
 
 ErrorSink = Callable[[str], None]
 
@@ -84,6 +85,12 @@ def _say_failures(stats: RunStats) -> None:
         more = f" ({stats.failed - 20} more not shown)" if stats.failed > 20 else ""
         print(f"warning: {stats.failed} prompt(s) failed after retries and are scored as empty answers; "
               f"the run is partial{more}", file=sys.stderr)
+    if stats.usage_unusable:
+        print(f"note: {stats.usage_unusable} answer(s) came with token counts that are not counts "
+              "(negative, fractional, not numbers or over 10^9); stored as unknown", file=sys.stderr)
+    if stats.length_capped:
+        print(f"note: {stats.length_capped} answer(s) ran past max_answer_chars and were cut "
+              "(finish_reason length_cap)", file=sys.stderr)
 
 
 def run_endpoint(model: str, split: str, *, db: str | None, dataset: int | None, name: str | None,
@@ -114,6 +121,9 @@ def run_endpoint(model: str, split: str, *, db: str | None, dataset: int | None,
         except UnsupportedTask as exc:
             err(str(exc))
             return 2
+        except AnswerNotStored as exc:
+            err(str(exc))
+            return 1
         finally:
             bar.close()
     finally:
@@ -123,7 +133,7 @@ def run_endpoint(model: str, split: str, *, db: str | None, dataset: int | None,
     ev = result.run.evaluation
     if json_out:
         print(json.dumps({"run_id": result.run.run_id, "metrics": ev.summary(), "training_overlap": None,
-                          **{k: v for k, v in stats.to_json().items() if k in ("requests", "tokens")}},
+                          **{k: v for k, v in stats.to_json().items() if k in ("requests", "tokens", "answers")}},
                          ensure_ascii=False, indent=2))
         return 0
     shown = "n/a" if ev.value is None else f"{ev.value:.4f}"

@@ -22,6 +22,12 @@ MODES = ("chat", "completions")
 # Servers that need no key (transformers serve, vLLM without --api-key) still get one: the
 # openai client refuses to start without it.
 NO_KEY = "EMPTY"
+# The default answer-size cap, from max_tokens: generous enough that no honest answer is cut (a
+# token decodes to at most a few characters in the tokenizers of the models people serve; 16
+# covers runs of spaces or dashes merged into one token), small enough that a server ignoring
+# max_tokens cannot fill memory or the cache.
+CHARS_PER_TOKEN = 16
+MIN_ANSWER_CHARS = 1024
 
 
 class EndpointConfigError(ValueError):
@@ -43,6 +49,7 @@ class EndpointConfig:
     max_retries: int = 4
     max_tokens: int = 512
     temperature: float = 0.0
+    max_answer_chars: int | None = None     # None: max_tokens * CHARS_PER_TOKEN (at least MIN_ANSWER_CHARS)
 
     @property
     def ref(self) -> str:
@@ -55,7 +62,15 @@ class EndpointConfig:
         servers can serve different weights under one model name (a new setting that changes
         what is sent or kept belongs here, so that it keys the cache)."""
         return {"base_url": self.public_url, "mode": self.mode, "max_tokens": self.max_tokens,
-                "temperature": self.temperature}
+                "temperature": self.temperature, "max_answer_chars": self.answer_char_cap}
+
+    @property
+    def answer_char_cap(self) -> int:
+        """The most characters of an answer kept: a longer one is cut (``finish_reason``
+        ``"length_cap"``); ``max_answer_chars`` when declared, else derived from ``max_tokens``."""
+        if self.max_answer_chars is not None:
+            return self.max_answer_chars
+        return max(self.max_tokens * CHARS_PER_TOKEN, MIN_ANSWER_CHARS)
 
     @property
     def public_url(self) -> str:
@@ -95,7 +110,7 @@ def endpoints_path() -> Path | None:
 _TYPES: dict[str, tuple[type, ...]] = {
     "base_url": (str,), "model": (str,), "api_key_env": (str,), "mode": (str,),
     "max_concurrency": (int,), "timeout_s": (int, float), "max_retries": (int,),
-    "max_tokens": (int,), "temperature": (int, float)}
+    "max_tokens": (int,), "temperature": (int, float), "max_answer_chars": (int,)}
 
 
 def _endpoint(name: str, table: Any, where: str) -> EndpointConfig:
@@ -118,8 +133,8 @@ def _endpoint(name: str, table: Any, where: str) -> EndpointConfig:
         raise EndpointConfigError(f"{at}: base_url must start with http:// or https:// (got {cfg.base_url!r})")
     if cfg.mode not in MODES:
         raise EndpointConfigError(f"{at}: mode is {cfg.mode!r}, expected one of {', '.join(MODES)}")
-    for key, low in (("max_concurrency", 1), ("max_tokens", 1), ("max_retries", 0)):
-        if getattr(cfg, key) < low:
+    for key, low in (("max_concurrency", 1), ("max_tokens", 1), ("max_retries", 0), ("max_answer_chars", 1)):
+        if getattr(cfg, key) is not None and getattr(cfg, key) < low:
             raise EndpointConfigError(f"{at}: {key} must be at least {low} (got {getattr(cfg, key)})")
     if not (cfg.timeout_s > 0 and math.isfinite(cfg.timeout_s)):
         raise EndpointConfigError(f"{at}: timeout_s must be a positive number of seconds")

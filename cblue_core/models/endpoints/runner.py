@@ -2,9 +2,13 @@
 answer committed to the response cache as it arrives (by a writer thread, so that a commit never
 holds up the requests) and before the run uses any, the cached ones not sent at all.
 
-A prompt whose request still fails after the client's retries (and, for a malformed answer,
-the runner's own) gets one failure line and no answer; the caller scores it as an empty
-answer and marks the run partial. Identical prompts in one call are sent once.
+A prompt whose request still fails after the client's retries (and, for a malformed answer or
+a body that broke off, the runner's own) gets one failure line and no answer; the caller scores
+it as an empty answer and marks the run partial. Identical prompts in one call are sent once.
+
+An answer that cannot be stored (the database refused it) fails the run: no further prompt is
+sent, the answers already received are still stored, and :class:`AnswerNotStored` names the
+prompt, so that the next run resumes from every stored answer.
 """
 from __future__ import annotations
 
@@ -18,11 +22,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...store.responses import CachedResponse, ResponseStore, cache_key
-from .client import Answer, describe, is_malformed, request
+from .client import LENGTH_CAP, Answer, EndpointFailure, capped, describe, is_retryable, request
 from .config import EndpointConfig
 
 INITIAL_DELAY_S = 0.5   # the openai client's own back-off, for the retries it does not make
 MAX_DELAY_S = 8.0
+PROMPT_PREVIEW_CHARS = 20   # of a prompt named in a message
+
+
+# (cache key, model, settings, prompt, answer): one row of the response cache
+WriteRow = tuple[str, str, dict[str, Any], str, CachedResponse]
+
+
+class AnswerNotStored(EndpointFailure):
+    """An answer the response cache refused to store; the run stops (see the module)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +57,8 @@ class RunStats:
     sent_completion_tokens: int = 0
     wall_s: float = 0.0
     failures: list[str] = field(default_factory=list)
+    usage_unusable: int = 0     # answers whose token counts were not counts (stored as unknown)
+    length_capped: int = 0      # answers cut at the endpoint's answer_char_cap
 
     @property
     def tokens_per_s(self) -> float:
@@ -57,7 +72,8 @@ class RunStats:
     def to_json(self) -> dict[str, Any]:
         return {"requests": {"sent": self.sent, "cached": self.cached, "failed": self.failed},
                 "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
-                "wall_s": round(self.wall_s, 3), "tokens_per_s": round(self.tokens_per_s, 2)}
+                "wall_s": round(self.wall_s, 3), "tokens_per_s": round(self.tokens_per_s, 2),
+                "answers": {"usage_unusable": self.usage_unusable, "length_capped": self.length_capped}}
 
 
 @dataclass(frozen=True)
@@ -66,18 +82,24 @@ class RunOutput:
     stats: RunStats
 
 
-def _cached_answer(c: CachedResponse) -> Answer:
-    return Answer(c.answer, c.finish_reason, c.prompt_tokens, c.completion_tokens, c.latency_s)
+def _cached_answer(cfg: EndpointConfig, c: CachedResponse) -> Answer:
+    # cut on the way out too: an answer stored before the cap existed may be megabytes long
+    return capped(cfg, Answer(c.answer, c.finish_reason, c.prompt_tokens, c.completion_tokens, c.latency_s))
+
+
+def _preview(prompt: str) -> str:
+    head = " ".join(prompt[:PROMPT_PREVIEW_CHARS].split())
+    return head + ("…" if len(prompt) > PROMPT_PREVIEW_CHARS else "")
 
 
 async def _one(client: Any, cfg: EndpointConfig, prompt: str) -> PromptResult:
-    """One prompt: the client retries transport and status failures; a malformed answer is
-    retried here with the same back-off."""
+    """One prompt: the client retries transport and status failures; a malformed answer, or a
+    body that broke off or ran out of time while read, is retried here with the same back-off."""
     for attempt in range(cfg.max_retries + 1):
         try:
             return PromptResult(await request(client, cfg, prompt))
         except Exception as exc:  # noqa: BLE001 - every failure becomes the prompt's failure line
-            if is_malformed(exc) and attempt < cfg.max_retries:
+            if is_retryable(exc) and attempt < cfg.max_retries:
                 delay = min(INITIAL_DELAY_S * 2 ** attempt, MAX_DELAY_S)
                 await asyncio.sleep(delay * (1 - 0.25 * random.random()))
                 continue
@@ -90,7 +112,8 @@ async def run_prompts_async(cfg: EndpointConfig, prompts: Sequence[str], *, cach
     start = time.perf_counter()
     keys = [cache_key(cfg.model, cfg.settings, p) for p in prompts]
     stored = cache.get_many(keys) if cache is not None else {}
-    answers: dict[str, PromptResult] = {k: PromptResult(_cached_answer(c), cached=True) for k, c in stored.items()}
+    answers: dict[str, PromptResult] = {k: PromptResult(_cached_answer(cfg, c), cached=True)
+                                        for k, c in stored.items()}
     todo: dict[str, str] = {}
     for k, p in zip(keys, prompts):
         if k not in answers:
@@ -109,10 +132,28 @@ async def run_prompts_async(cfg: EndpointConfig, prompts: Sequence[str], *, cach
 
     # Answers are committed by one writer off the event loop (a commit waits on the disk), each as
     # soon as it is free: one at a time when answers are slow, in small batches when they are fast.
-    writes: asyncio.Queue[tuple[str, str, dict[str, Any], str, CachedResponse] | None] = asyncio.Queue()
+    writes: asyncio.Queue[WriteRow | None] = asyncio.Queue()
+    refused: list[str] = []     # the line naming the first answer the cache would not store
+
+    def store(batch: list[WriteRow]) -> None:
+        assert cache is not None
+        try:
+            cache.put_many(batch)
+            return
+        except Exception:  # noqa: BLE001 - rolled back: one at a time, to keep all but the bad one
+            if len(batch) == 1 and refused:
+                return
+        for row in batch:
+            try:
+                cache.put_many([row])
+            except Exception as exc:  # noqa: BLE001 - any refusal stops the run, said in one line
+                if not refused:
+                    where = keys.index(row[0]) + 1
+                    refused.append(f"could not store the answer to prompt {where} of {len(keys)} "
+                                   f"({_preview(row[3])!r}): {type(exc).__name__}; no further prompt was "
+                                   f"sent, the answers stored before it are kept and a rerun resumes from them")
 
     async def writer() -> None:
-        assert cache is not None
         while (first := await writes.get()) is not None:
             batch, last = [first], False
             while not writes.empty() and not last:
@@ -121,22 +162,23 @@ async def run_prompts_async(cfg: EndpointConfig, prompts: Sequence[str], *, cach
                     last = True
                 else:
                     batch.append(item)
-            await asyncio.to_thread(cache.put_many, batch)
+            await asyncio.to_thread(store, batch)
             if last:
                 return
 
     async def worker() -> None:
-        while True:
+        while not refused:
             try:
                 k = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
             result = await _one(client, cfg, todo[k])
-            if result.answer is not None:
+            a = result.answer
+            if a is not None:
                 stats.sent += 1
-                stats.sent_completion_tokens += result.answer.completion_tokens or 0
+                stats.sent_completion_tokens += a.completion_tokens or 0
+                stats.usage_unusable += a.usage_unusable
                 if cache is not None:
-                    a = result.answer
                     writes.put_nowait((k, cfg.model, cfg.settings, todo[k], CachedResponse(
                         a.text, a.finish_reason, a.prompt_tokens, a.completion_tokens, a.latency_s)))
             answers[k] = result
@@ -152,6 +194,8 @@ async def run_prompts_async(cfg: EndpointConfig, prompts: Sequence[str], *, cach
             await writing
         if own:
             await client.close()
+    if refused:
+        raise AnswerNotStored(refused[0])
     results = [answers[k] for k in keys]
     for r in results:
         if r.answer is None:
@@ -159,6 +203,7 @@ async def run_prompts_async(cfg: EndpointConfig, prompts: Sequence[str], *, cach
             stats.failures.append(r.failure or "failed")
             continue
         stats.cached += r.cached
+        stats.length_capped += r.answer.finish_reason == LENGTH_CAP
         stats.prompt_tokens += r.answer.prompt_tokens or 0
         stats.completion_tokens += r.answer.completion_tokens or 0
     stats.wall_s = time.perf_counter() - start

@@ -231,8 +231,8 @@ class AnswerStream:
             return EndpointFailure(describe(cfg, exc))
         if not isinstance(exc, (openai.OpenAIError, ValueError, httpx2.HTTPError, httpx2.StreamError, OSError)):
             return exc
-        return EndpointFailure(f"endpoint {cfg.name!r} ({cfg.public_url}): the answer stream broke "
-                               f"after {received} characters ({type(exc).__name__})")
+        # describe() redacts the key out of whatever the endpoint's error said
+        return EndpointFailure(describe(cfg, exc, received=received))
 
     def _put(self, item: tuple[str, Any]) -> bool:
         while not self._stop.is_set():

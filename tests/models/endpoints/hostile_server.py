@@ -34,6 +34,15 @@ def _prompt(data: dict[str, Any]) -> str:
     return str(data.get("prompt", ""))
 
 
+def _dumps(obj: Any) -> bytes:
+    """UTF-8 JSON; escaped (``\\ud800``) when the text holds a lone surrogate, as a server
+    answering with one must send it."""
+    try:
+        return json.dumps(obj, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return json.dumps(obj).encode()
+
+
 class HostileServer:
     def __init__(self, answer: Callable[[str], str] | None = None) -> None:
         self.answer = answer or (lambda p: "答：" + p[:8])
@@ -41,6 +50,7 @@ class HostileServer:
         self.default = "ok"
         self.drip_s = 0.2
         self.flood_chars = 1_000_000
+        self.flood_bodies: dict[tuple[bool, int], bytes] = {}
         self.piece_chars = 1_000
         self.piece_delay_s = 0.0
         self.usage_override: dict[str, Any] = {}
@@ -80,6 +90,9 @@ class HostileServer:
                 if data.get("stream"):
                     asked = (data.get("stream_options") or {}).get("include_usage")
                     return self._stream(chat, text, behaviour, auth, usage if asked else None)
+                flood_key = (chat, server.flood_chars)
+                if behaviour == "flood" and flood_key in server.flood_bodies:
+                    return self._send(200, server.flood_bodies[flood_key])
                 choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
                 if chat:
                     choice["message"] = {"role": "assistant", "content": text}
@@ -88,7 +101,9 @@ class HostileServer:
                 payload = {"id": "x", "object": "chat.completion" if chat else "text_completion",
                            "created": int(time.time()), "model": data.get("model", "m"),
                            "choices": [choice], "usage": usage}
-                raw = json.dumps(payload, ensure_ascii=False).encode()
+                raw = _dumps(payload)
+                if behaviour == "flood":    # built once: a test can then measure its client alone
+                    server.flood_bodies[flood_key] = raw
                 if behaviour == "drip":
                     return self._drip(raw)
                 return self._send(200, raw)
@@ -99,15 +114,18 @@ class HostileServer:
                 return server.answer(prompt)
 
             def _json(self, status: int, obj: Any) -> None:
-                self._send(status, json.dumps(obj, ensure_ascii=False).encode())
+                self._send(status, _dumps(obj))
 
             def _send(self, status: int, raw: bytes) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
                 self.end_headers()
-                self.wfile.write(raw)
-                self.wfile.flush()
+                try:
+                    self.wfile.write(raw)
+                    self.wfile.flush()
+                except OSError:     # the client stopped reading (a capped flood)
+                    self.close_connection = True
 
             def _drip(self, raw: bytes) -> None:
                 self.send_response(200)
@@ -190,3 +208,21 @@ class HostileServer:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def main() -> None:
+    """``python -m tests.models.endpoints.hostile_server BEHAVIOUR [FLOOD_CHARS]``: a server in a
+    process of its own (printing its URL), so that a test can measure its client's memory alone."""
+    import sys
+
+    server = HostileServer()
+    server.default = sys.argv[1]
+    if len(sys.argv) > 2:
+        server.flood_chars = int(sys.argv[2])
+    print(server.url, flush=True)
+    sys.stdin.read()     # until the test closes our stdin
+    server.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cblue_core.models.endpoints.client import EndpointFailure
-from cblue_core.models.endpoints.streaming import stream_answer
 from cblue_core.models.endpoints.runner import run_prompts
+from cblue_core.models.endpoints.streaming import stream_answer
 from cblue_core.store.workspace import connect
 
 from .conftest import endpoint
