@@ -16,8 +16,8 @@ from app_pages import url_state
 from app_pages.keys import Param, Sidebar
 from app_pages.markdown import md
 from cblue_core.auth import PermissionDenied, Role, User
-from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.render.bidi import isolate
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.new_workspaces import NewWorkspaceQuota
 from cblue_core.store.roots import allowed_roots, check_workspace_path
 from cblue_core.store.workspace import Workspace, WorkspaceError, WorkspaceLocked, connect, default_db_path
@@ -277,7 +277,7 @@ def model_failure(exc: Exception, device: str) -> str:
     from cblue_core.io.errors import short_error
     from cblue_core.models.devices import DeviceError
     from cblue_core.models.registry import ModelLoadError
-    from cblue_core.runs import ModelTaskMismatch
+    from cblue_core.runs.record import ModelTaskMismatch
 
     if isinstance(exc, (ModelLoadError, DeviceError, ModelTaskMismatch, WorkspaceError)):
         return str(exc)
@@ -298,7 +298,7 @@ EXPECTED_FAILURES: tuple[type[BaseException], ...] = (ValueError, LookupError, W
 
 def page_failure(where: str, exc: Exception) -> str:
     """One line for the page about ``exc``; an unexpected one's traceback goes to the log beside
-    the workspace (frames only, never the input: see cblue_core.logs)."""
+    the workspace (frames only, never the input: see cblue_core.io.logs)."""
     from cblue_core.io.errors import short_error
 
     if isinstance(exc, EXPECTED_FAILURES):
@@ -308,7 +308,7 @@ def page_failure(where: str, exc: Exception) -> str:
 
 
 def _log(where: str, exc: BaseException) -> None:
-    from cblue_core.logs import log_exception, log_path
+    from cblue_core.io.logs import log_exception, log_path
 
     try:
         log_exception(f"page: {where}", exc, log_path(_safe_db_path()))
@@ -332,9 +332,9 @@ def load_model(path, task: str, device: str):
 def run_evaluation_cached(path: str, run_id: int):
     """A stored run's evaluation with its per-example statistics (slices, comparisons), without
     error rows; None when there is no such run. Scored once per run and kept in the workspace
-    (:mod:`cblue_core.derived`): runs never change after they are stored. Data, so
+    (:mod:`cblue_core.runs.derived`): runs never change after they are stored. Data, so
     ``cache_data``: each caller gets its own copy and cannot change what another session reads."""
-    from cblue_core.derived import run_evaluation_kept
+    from cblue_core.runs.derived import run_evaluation_kept
 
     return run_evaluation_kept(shared_workspace(path).cursor(), run_id)
 
@@ -358,7 +358,7 @@ def pick_run(ws: Workspace, key: str, label: str = "Run", param: str = Param.RUN
 
 def overlap_warning(run) -> None:
     """The warning a run carries when its model was trained on some of the split's records."""
-    from cblue_core.runs import overlap_sentence
+    from cblue_core.runs.record import overlap_sentence
 
     overlap = run.metrics.get("training_overlap")
     if overlap and overlap.get("examples"):

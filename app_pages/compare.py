@@ -26,8 +26,8 @@ from app_pages.keys import Compare as K
 from app_pages.keys import Param
 from app_pages.seen_filter import seen_control
 from cblue_core.render.example import example_html
-from cblue_core.runs import compare_runs
-from cblue_core.seen_split import part_indices
+from cblue_core.runs.record import compare_runs
+from cblue_core.runs.seen_split import part_indices
 from cblue_core.store.error_selection import Seen
 from cblue_core.store.workspace import WorkspaceError
 from cblue_core.tasks import get_task

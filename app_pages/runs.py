@@ -33,8 +33,8 @@ from app_pages.runs_endpoint import endpoint_figures, start_endpoint_run
 from cblue_core.auth import PermissionDenied
 from cblue_core.io.errors import FileRefused
 from cblue_core.io.writers import run_file_name
-from cblue_core.runs import export_run, import_run, model_run
-from cblue_core.seen_split import settle_all, unseen_score
+from cblue_core.runs.record import export_run, import_run, model_run
+from cblue_core.runs.seen_split import settle_all, unseen_score
 from cblue_core.tasks import REGISTRY
 
 

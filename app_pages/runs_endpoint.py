@@ -9,10 +9,10 @@ from app_pages.common import md, num, page_failure, read_only_notice
 from app_pages.keys import Runs as K
 from app_pages.permissions import allowed, why_not
 from cblue_core.auth.roles import PermissionDenied
-from cblue_core.endpoint_runs import endpoint_run
 from cblue_core.models.endpoints.client import EndpointFailure
 from cblue_core.models.endpoints.config import EndpointConfigError, load_endpoints
 from cblue_core.models.endpoints.prompts import supports
+from cblue_core.runs.endpoint import endpoint_run
 from cblue_core.tasks import REGISTRY
 
 

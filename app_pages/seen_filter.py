@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.common import md, model_dirs, shared_workspace
-from cblue_core.seen_split import SeenSplit, part_indices, seen_split
+from cblue_core.runs.seen_split import SeenSplit, part_indices, seen_split
 from cblue_core.store.error_selection import Seen
 
 CHOICES: dict[str, Seen | None] = {"all": None, "unseen only": "unseen", "seen only": "seen"}
@@ -29,7 +29,7 @@ def seen_control(ws, runs, key: str) -> tuple[Seen | None, SeenSplit]:
 def part_summary(path: str, run_id: int, seen: Seen, seen_runs: tuple[int, ...]) -> dict:
     """The run re-scored on its seen or unseen examples (``Evaluation.summary()``, plus
     ``examples``: how many). Runs and their training sets never change once stored."""
-    from cblue_core.runs import run_evaluation
+    from cblue_core.runs.record import run_evaluation
 
     ws = shared_workspace(path).cursor()
     keep = part_indices(ws, ws.runs.get(run_id).dataset_id, seen_runs, seen)

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from app_pages.navigation import PAGES, ROOT
-from cblue_core.logs import log_exception
+from cblue_core.io.logs import log_exception
 from cblue_core.store.workspace import WorkspaceError, WorkspaceLocked
 
 log = logging.getLogger("cblue_studio.pages")

@@ -51,10 +51,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cblue_core.evaluation import evaluate
 from cblue_core.models.builtin import cmeie
 from cblue_core.models.builtin import common as C
 from cblue_core.models.provenance import read_training_records, write_training_records
+from cblue_core.runs.evaluation import evaluate
 from cblue_core.tasks import get_task
 
 SELECTION_SEED = 1

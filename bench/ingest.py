@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cblue_core.ingest import dataset_files, ingest_paths
+from cblue_core.store.ingest import dataset_files, ingest_paths
 from cblue_core.store.workspace import connect
 
 

@@ -44,8 +44,8 @@ COPY_NAME = "cmeee, every other sentence without its first entity"
 def sample_workspace(path: Path) -> dict[str, int]:
     """Build the sample workspace at ``path``; {"CMeEE": run, "CMeIE": run, "CMeEE B": the CMeEE
     gold imported as a run, ...one run per sample prediction file}."""
-    from cblue_core.ingest import bootstrap_sample_data
-    from cblue_core.runs import import_run
+    from cblue_core.runs.record import import_run
+    from cblue_core.store.ingest import bootstrap_sample_data
     from cblue_core.store.workspace import connect
 
     ws = connect(path)
@@ -97,7 +97,7 @@ def real_runs(db: Path) -> dict[str, int]:
 def _second_cmeee_run(db: Path) -> None:
     """Compare needs two runs on one split: the cmeee run exported, the first entity of every
     other sentence dropped, imported back."""
-    from cblue_core.runs import export_run, import_run
+    from cblue_core.runs.record import export_run, import_run
     from cblue_core.store.workspace import connect
 
     ws = connect(db)

@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 import numpy as np
 import pyarrow as pa
 
-from cblue_core.ingest import ingest_file
 from cblue_core.records import Example, Span
-from cblue_core.runs import record_run
+from cblue_core.runs.record import record_run
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.workspace import connect
 
 SHARED = Path(os.environ.get("CBLUE_SHARED", ROOT.parent / "shared"))

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from cblue_core.ingest import bootstrap_sample_data, dataset_files
 from cblue_core.io.resources import resource_kind
 from cblue_core.io.validate import load
 from cblue_core.io.writers import dumps_records, encode_records, write_submission
-from cblue_core.runs import import_run
+from cblue_core.runs.record import import_run
+from cblue_core.store.ingest import bootstrap_sample_data, dataset_files
 from cblue_core.store.workspace import connect
 from cblue_core.tasks import TASKS, infer_tasks
 from tests.conftest import SAMPLE_DATA

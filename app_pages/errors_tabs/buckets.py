@@ -11,8 +11,8 @@ from app_pages.common import db_path, md
 from app_pages.errors_tabs import derived
 from app_pages.errors_tabs.state import seen_filter
 from app_pages.html_view import show_html
-from cblue_core import seen_split
 from cblue_core.analysis.buckets import LABEL_SCORERS
+from cblue_core.runs import seen_split
 from cblue_core.tasks import get_task
 
 

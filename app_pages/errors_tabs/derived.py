@@ -2,7 +2,7 @@
 confusion-matrix figure and its slice scores (its scores on corrected gold: :mod:`app_pages.rescoring`).
 
 Runs never change once stored: the buckets and the per-example statistics are computed once per
-run and kept in the workspace (:mod:`cblue_core.derived`), so a restarted server reads them
+run and kept in the workspace (:mod:`cblue_core.runs.derived`), so a restarted server reads them
 instead of deriving them again; ``st.cache_data`` then keeps them per process, keyed by the
 workspace file and the run id. It returns copies, so what is cached here is small: bucket and
 slice rows, error-change summaries.
@@ -17,8 +17,8 @@ from app_pages.confusion_chart import confusion_grid
 from app_pages.confusion_html import MatrixView, matrix_view
 from cblue_core.analysis.buckets import BucketScore
 from cblue_core.analysis.slices import SliceScore, slice_scores
-from cblue_core.derived import run_buckets_kept
-from cblue_core.seen_split import part_indices
+from cblue_core.runs.derived import run_buckets_kept
+from cblue_core.runs.seen_split import part_indices
 from cblue_core.store.error_selection import Seen
 from cblue_core.store.slices import SliceError
 from cblue_core.tasks import get_task

@@ -9,7 +9,7 @@ import streamlit as st
 from app_pages.common import db_path
 from app_pages.keys import Errors as K
 from app_pages.seen_filter import part_summary
-from cblue_core.seen_split import part_indices
+from cblue_core.runs.seen_split import part_indices
 from cblue_core.store.error_selection import ErrorSelection, Seen
 
 FILTER_KEY = K.FILTER

@@ -2,7 +2,7 @@
 renderer as the Datasets page, its latency, and the gold beside it for a dataset example.
 
 Demo mode (``?demo=1``) is its own surface for clinicians: large Chinese-first type with English
-beside, curated cases chosen by a written rule (cblue_core.curation), right and wrong marked
+beside, curated cases chosen by a written rule (cblue_core.analysis.curation), right and wrong marked
 against the gold, a research-prototype notice, a warning before text that looks like patient
 identifiers, and no developer controls, latency figures or raw JSON.
 """

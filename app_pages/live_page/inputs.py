@@ -10,10 +10,10 @@ from app_pages import url_state
 from app_pages.common import db_path, md
 from app_pages.keys import Live as K
 from app_pages.keys import Param
-from cblue_core.curation import RULE, RULE_PLAIN, RULE_ZH, CuratedCase, curated_cases
+from cblue_core.analysis.curation import RULE, RULE_PLAIN, RULE_ZH, CuratedCase, curated_cases
+from cblue_core.analysis.privacy import find_identifiers
 from cblue_core.models.base import model_input
 from cblue_core.models.provenance import RECORDS_FILE, fingerprint, overlapping, read_training_records
-from cblue_core.privacy import find_identifiers
 from cblue_core.records import Example
 from cblue_core.tasks import REGISTRY, Kind, TaskSpec, get_task
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..evaluation import Evaluation
 from ..metrics.bootstrap import bootstrap_interval
 from ..metrics.types import evaluate as eval_stats
 from ..metrics.types import metric_fn_for
+from ..runs.evaluation import Evaluation
 
 
 @dataclass(frozen=True)

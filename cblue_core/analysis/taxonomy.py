@@ -443,7 +443,7 @@ TAXONOMIES: dict[str, Callable[..., list[ErrorRow]]] = {
 }
 
 
-# The reference lists each taxonomy takes from the workspace (see cblue_core.runs.reference_lists):
+# The reference lists each taxonomy takes from the workspace (see cblue_core.runs.record.reference_lists):
 # the others never read them, so they are not loaded for them (the ICD list alone is 40k terms).
 REFERENCE_LISTS: dict[str, tuple[str, ...]] = {
     "cmeie_triples": ("schemas",), "causal_triples": ("schemas",), "text2dt": ("schemas",),

@@ -64,7 +64,7 @@ def training_indices(ws, run) -> list[int] | None:
     """The gold indices a run's model was trained on, as stored with the run (settled now for an
     older run whose model folder is still found), or None when the run does not know (an imported
     file, a model that declares no training records)."""
-    from ..seen_split import settle
+    from ..runs.seen_split import settle
 
     ts = settle(ws, run)
     return ws.runs.seen_indices([run.run_id]) if ts is not None and ts.declared else None

@@ -1,6 +1,6 @@
 """Re-scoring a run against any gold version, and which errors a correction removes or adds.
 
-Scoring goes through :func:`cblue_core.evaluation.evaluate`, exactly as a run is scored when it
+Scoring goes through :func:`cblue_core.runs.evaluation.evaluate`, exactly as a run is scored when it
 is made; only the gold differs.
 """
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..evaluation import Evaluation, evaluate
 from ..records import Example
+from ..runs.evaluation import Evaluation, evaluate
 from ..tasks import get_task
 
 CORRECT = ("correct", "correct_term")
@@ -41,7 +41,7 @@ def _aligned_predictions(gold: list[Example], preds: list[Example]) -> list[Exam
 
 def rescore_run(ws, run_id: int, version: str | None, *, n_boot: int = 0, seed: int = 0) -> Evaluation:
     """Score a stored run against the gold at ``version`` (None = current, "original", a name)."""
-    from ..runs import reference_lists  # here: cblue_core.runs imports the store
+    from ..runs.record import reference_lists  # here: cblue_core.runs imports the store
 
     run = ws.runs.get(run_id)
     if run is None:

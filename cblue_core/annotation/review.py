@@ -27,10 +27,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
 
-from ..evaluation import evaluate
 from ..io.codecs import DecodeContext, codec_for
 from ..io.offsets import EXCLUSIVE, INCLUSIVE
 from ..records import Example
+from ..runs.evaluation import evaluate
 
 log = logging.getLogger(__name__)
 from ..tasks import get_task
@@ -153,7 +153,7 @@ def answer_confidence(pred: Example | None) -> float | None:
 
 
 def _all_runs_wrong(ws, task, gold: list[Example], edited: set[int], runs) -> list[ReviewItem]:
-    from ..runs import reference_lists  # cblue_core.runs imports the store
+    from ..runs.record import reference_lists  # cblue_core.runs imports the store
 
     refs = reference_lists(ws, task.name) if edited else {}
     per_run: list[tuple[dict[int, Counter], dict[int, Example]]] = []

@@ -74,7 +74,7 @@ ACTIONS: Final[dict[str, Role | System]] = {
     "own.revert": Role.ANNOTATOR,
     # a Live prompt to an LLM endpoint, spent on the operator's account (store/endpoint_calls.py)
     "endpoint.ask": Role.ANNOTATOR,
-    # settled at first need when any visitor opens a run's errors (cblue_core.seen_split)
+    # settled at first need when any visitor opens a run's errors (cblue_core.runs.seen_split)
     "run.training_set": SYSTEM,
     "derived.put": SYSTEM,
     "responses.put": SYSTEM,

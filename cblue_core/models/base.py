@@ -4,7 +4,7 @@ A predictor takes gold-shaped :class:`~cblue_core.records.Example` objects (only
 are read: ``text``, ``text2``, ``turns``, ``choices``, prompt ``text``...) and returns one
 prediction :class:`Example` per input, in the same order, with the same ``key`` and ``index``,
 filling the fields the task predicts (``spans``, ``triples``, ``terms``, ``label``, ``target``).
-Predictions therefore flow into :func:`cblue_core.runs.record_run` exactly like imported ones.
+Predictions therefore flow into :func:`cblue_core.runs.record.record_run` exactly like imported ones.
 
 Optional per-prediction extras go in ``meta`` (``meta["probabilities"]``: label -> probability;
 ``meta["generation"]``: the raw text of a causal LM).

@@ -7,7 +7,7 @@ A folder's shards are the regular files inside it that its manifest names (or ev
 bounds of :mod:`.parquet_read` (row groups, values, decoded memory), in shard order then row
 order, and no more than MAX_IMPORT_BYTES of records are taken in all, as for a single predictions
 file; the records are then matched and scored exactly like the same predictions in one file
-(:func:`cblue_core.runs.import_run`).
+(:func:`cblue_core.runs.record.import_run`).
 """
 from __future__ import annotations
 
@@ -97,8 +97,8 @@ def folder_as_file(task, folder: str | Path) -> bytes:
 def import_predictions(ws, dataset_id: int, pred: str | Path, *, name: str | None = None,
                        allow_missing: bool = False):
     """Import a predictions file or a Parquet folder as a run of ``dataset_id``
-    (:func:`cblue_core.runs.import_run`); raises FileRefused / ValueError as it does."""
-    from ..runs import import_run
+    (:func:`cblue_core.runs.record.import_run`); raises FileRefused / ValueError as it does."""
+    from ..runs.record import import_run
     from ..store.workspace import WorkspaceError
     from ..tasks import get_task
 

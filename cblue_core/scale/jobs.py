@@ -6,7 +6,7 @@ outputs are identical; results come back in input order.
   submission records or prediction examples;
 * :func:`predict_folder`: a folder of shards -> Parquet shards plus a manifest, resumable;
 * :func:`ray_model_run`: a stored split predicted on Ray and recorded as a run, like
-  :func:`cblue_core.runs.model_run`.
+  :func:`cblue_core.runs.record.model_run`.
 """
 from __future__ import annotations
 
@@ -224,11 +224,11 @@ def ray_model_run(ws, dataset_id: int, spec: WorkerSpec, *, address: str | None 
                   name: str | None = None, progress: Progress | None = None, n_boot: int = 1000,
                   engine: str = "ray"):
     """Predict a stored split on Ray and store the predictions as a run, as
-    :func:`cblue_core.runs.model_run` does (inputs only, the same scoring and parameters, plus
+    :func:`cblue_core.runs.record.model_run` does (inputs only, the same scoring and parameters, plus
     ``engine``, ``workers`` and ``worker_processes``)."""
     from ..models.base import model_input
     from ..models.provenance import read_training_records
-    from ..runs import ModelTaskMismatch, record_run
+    from ..runs.record import ModelTaskMismatch, record_run
     from ..store.workspace import WorkspaceError
     from ..tasks import get_task
 

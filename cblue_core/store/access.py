@@ -24,7 +24,7 @@ import duckdb
 
 from ..auth.roles import PermissionDenied, Role, System, configured_admins, effective_role, required
 from ..auth.user import User
-from ..logs import log_exception
+from ..io.logs import log_exception
 from . import audit
 from .database import Database
 

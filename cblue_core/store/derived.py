@@ -1,6 +1,6 @@
 """What pages derive from a whole run, kept in the workspace (table ``run_derived``): payloads
 as text, keyed by run, kind and the version of the code and inputs that produced them. What a
-payload means and how it is versioned is :mod:`cblue_core.derived`'s business; this store
+payload means and how it is versioned is :mod:`cblue_core.runs.derived`'s business; this store
 only keeps the rows."""
 from __future__ import annotations
 

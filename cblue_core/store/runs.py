@@ -153,7 +153,7 @@ class RunStore:
     # ------------------------------------------------------------------ training sets (seen/unseen)
     def training_sets(self, run_ids: Iterable[int] | None = None) -> dict[int, TrainingSet]:
         """The settled training sets of these runs (all runs' when None); a run missing from
-        the answer is not settled yet (see :mod:`cblue_core.seen_split`)."""
+        the answer is not settled yet (see :mod:`cblue_core.runs.seen_split`)."""
         return training_sets.load(self.db, run_ids)
 
     @writes_for_system("run.training_set")

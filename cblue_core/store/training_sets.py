@@ -5,7 +5,7 @@ A run whose training set is settled has one ``run_training_sets`` row: ``declare
 when its model declares no training records (an imported file, a user checkpoint), so that the
 split is unknown; otherwise ``run_seen_examples`` holds its seen record numbers and
 ``unseen_metrics`` its score on the rest. A run without a row is not settled yet (stored before
-schema 4 by a model that did not record its overlap): :mod:`cblue_core.seen_split` settles it.
+schema 4 by a model that did not record its overlap): :mod:`cblue_core.runs.seen_split` settles it.
 The tables are declared in :mod:`cblue_core.store.schema`; they belong to the run store (:class:`cblue_core.store.runs.RunStore`), which calls
 the functions here.
 """
@@ -36,7 +36,7 @@ class TrainingSet:
 
 def from_overlap(overlap: dict[str, Any] | None, model: str | None) -> tuple[TrainingSet, list[int]]:
     """A training set and its seen record numbers from a run's ``training_overlap`` summary
-    (:func:`cblue_core.runs.training_overlap`; None: the model declares nothing)."""
+    (:func:`cblue_core.runs.record.training_overlap`; None: the model declares nothing)."""
     if overlap is None:
         return TrainingSet(False, model), []
     seen = sorted({int(i) for i in overlap.get("indices", [])})

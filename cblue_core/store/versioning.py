@@ -98,7 +98,7 @@ def _v3_to_v4(db: Database) -> None:
 def _v4_to_v5(db: Database) -> None:
     """Version 5 stores which examples of a run its model was trained on. Runs whose metrics
     carry ``training_overlap`` (and imported runs: no model) are settled here; older model runs
-    are settled at first need, from their model's folder (cblue_core.seen_split)."""
+    are settled at first need, from their model's folder (cblue_core.runs.seen_split)."""
     db.execute(DDL)      # the new tables
     backfill_from_metrics(db)
 

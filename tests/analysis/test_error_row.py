@@ -3,8 +3,8 @@ table and the Errors page read these keys)."""
 from __future__ import annotations
 
 from cblue_core.analysis.taxonomy import ErrorRow
-from cblue_core.evaluation import error_row
 from cblue_core.records import Span, Triple
+from cblue_core.runs.evaluation import error_row
 
 
 def test_span_row():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cblue_core.ingest import ingest_file
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.workspace import connect
 from tests.conftest import SAMPLE_DATA
 

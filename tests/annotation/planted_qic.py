@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cblue_core.ingest import ingest_file
 from cblue_core.models.provenance import fingerprint
 from cblue_core.records import Example
-from cblue_core.runs import record_run
+from cblue_core.runs.record import record_run
+from cblue_core.store.ingest import ingest_file
 
 CLASSES = ("病情诊断", "病因分析", "治疗方案", "其他")
 FLIPPED = {3: ("治疗方案", 0.97), 10: ("其他", 0.92), 17: ("病因分析", 0.95)}   # idx -> (truth, p)

@@ -9,7 +9,7 @@ from cblue_core.annotation import Annotation
 from cblue_core.annotation.label_issues import ProbabilitiesMissing
 from cblue_core.annotation.model_queues import GOLD_ERRORS, UNCERTAIN, model_queue
 from cblue_core.annotation.review import review_queue
-from cblue_core.runs import record_run
+from cblue_core.runs.record import record_run
 from tests.annotation.planted_qic import CLASSES, FLIPPED, TIE, planted_run
 
 

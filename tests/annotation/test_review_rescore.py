@@ -10,7 +10,7 @@ from cblue_core.annotation import Annotation
 from cblue_core.annotation.rescore import error_changes, rescore_run
 from cblue_core.annotation.review import review_queue
 from cblue_core.records import Span
-from cblue_core.runs import import_run
+from cblue_core.runs.record import import_run
 from tests.annotation.conftest import CMEEE_DEV, CMEEE_PRED, ingest, write_json
 
 TEXTS = ["患者发热咳嗽。", "发热三天。", "患儿发热。", "口服阿莫西林。"]

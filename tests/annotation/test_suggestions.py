@@ -16,7 +16,7 @@ from cblue_core.annotation.suggestions import (
 )
 from cblue_core.io.validate import load
 from cblue_core.records import Span, Triple
-from cblue_core.runs import import_run, record_run
+from cblue_core.runs.record import import_run, record_run
 from tests.annotation.conftest import CMEEE_DEV, CMEEE_PRED, CMEIE_DEV, ingest
 from tests.conftest import SAMPLE_DATA
 

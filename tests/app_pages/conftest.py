@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblue_core.ingest import bootstrap_sample_data
-from cblue_core.runs import import_run
+from cblue_core.runs.record import import_run
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.conftest import SAMPLE_DATA
 
@@ -144,8 +144,8 @@ def count_calls(monkeypatch, owner, name: str) -> dict[str, int]:
 def sample_runs_db(tmp_path_factory, tasks) -> dict:
     """A workspace file with the sample data and one run of each task's sample dev predictions:
     ``{"db": path, task: run id, ...}``."""
-    from cblue_core.ingest import bootstrap_sample_data
-    from cblue_core.runs import import_run
+    from cblue_core.runs.record import import_run
+    from cblue_core.store.ingest import bootstrap_sample_data
     from cblue_core.store.workspace import connect
     from tests.conftest import SAMPLE_DATA
 

@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 import app_pages.identity
 from app_pages.keys import Sidebar
 from cblue_core.auth import PermissionDenied, Role, User, local_user
-from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.store.audit import AuditFilter
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from cblue_core.tasks import get_task
 from tests.app_pages.conftest import APP

@@ -13,10 +13,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cblue_core.auth import Role, local_user
-from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.records import Span
 from cblue_core.render.palette import PALETTE
-from cblue_core.runs import import_run
+from cblue_core.runs.record import import_run
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from cblue_core.tasks import get_task
 from tests.app_pages.conftest import APP, count_calls, html_of, signed_in

@@ -8,7 +8,7 @@ import pytest
 
 from cblue_core.annotation import Annotation
 from cblue_core.auth import Role
-from cblue_core.ingest import bootstrap_sample_data
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.app_pages.test_annotate import button, messages, ok
 from tests.app_pages.test_annotate_safety import agreement_between, editor, make_opener, span_dicts, store

@@ -14,9 +14,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cblue_core.auth import Role, local_user
-from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.records import Span
 from cblue_core.store.annotations import AnnotationStore
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP, signed_in
 from tests.app_pages.test_annotate import button, messages, ok

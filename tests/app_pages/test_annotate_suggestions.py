@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from cblue_core.annotation.model import Annotation
 from cblue_core.annotation.provenance import Suggestion, SuggestionSource
-from cblue_core.ingest import bootstrap_sample_data
-from cblue_core.runs import record_run
+from cblue_core.runs.record import record_run
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP
 from tests.app_pages.test_annotate import button, messages, ok

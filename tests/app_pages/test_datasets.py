@@ -77,7 +77,7 @@ def test_every_task_renders(app):
 
 def test_xss_record_shows_literally(app, tmp_path, monkeypatch):
     """A record whose text holds an <img onerror> and **bold** shows both literally."""
-    from cblue_core.ingest import ingest_file
+    from cblue_core.store.ingest import ingest_file
     from cblue_core.store.workspace import connect
 
     rec = [{"id": "x1", "query": "<img src=x onerror=alert(1)> **bold**", "label": "其他"}]

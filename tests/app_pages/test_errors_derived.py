@@ -10,10 +10,10 @@ from streamlit.testing.v1 import AppTest
 
 from app_pages import rescoring
 from app_pages.errors_tabs import derived
-from cblue_core import derived as kept
 from cblue_core.annotation.model import Annotation
-from cblue_core.ingest import bootstrap_sample_data
-from cblue_core.runs import import_run
+from cblue_core.runs import derived as kept
+from cblue_core.runs.record import import_run
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP, count_calls
 from tests.app_pages.test_runs_errors_compare import SAMPLE_DATA

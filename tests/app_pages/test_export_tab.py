@@ -7,7 +7,7 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from cblue_core.ingest import ingest_file
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.workspace import connect
 from tests.annotation.export.test_formats import HOSTILE
 from tests.app_pages.conftest import APP

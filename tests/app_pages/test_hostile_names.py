@@ -9,8 +9,8 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblue_core.ingest import bootstrap_sample_data
-from cblue_core.runs import import_run
+from cblue_core.runs.record import import_run
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import matrix_click, matrix_grid, opened
 from tests.conftest import SAMPLE_DATA

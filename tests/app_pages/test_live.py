@@ -141,7 +141,7 @@ def test_live_opens_on_cmeee(live):
 
 def test_demo_curated_cases_follow_the_rule_and_marks_show(live, workspace_file):
     from app_pages.common import shared_workspace
-    from cblue_core.curation import curated_indices
+    from cblue_core.analysis.curation import curated_indices
     from cblue_core.models.provenance import overlapping, read_training_records
 
     at = live({"demo": "1"})

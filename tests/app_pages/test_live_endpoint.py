@@ -13,9 +13,9 @@ from streamlit.testing.v1 import AppTest
 import app_pages.identity
 from app_pages.live_page.llm import escaped_stream
 from cblue_core.auth import Role, User, local_user
-from cblue_core.ingest import bootstrap_sample_data
 from cblue_core.models.endpoints.config import EndpointConfig
 from cblue_core.store.audit import DONE, AuditFilter
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP
 from tests.conftest import SAMPLE_DATA

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblue_core.ingest import ingest_file
 from cblue_core.io.validate import load
 from cblue_core.models.loading import load_predictor
 from cblue_core.models.provenance import RECORDS_FILE, write_training_records
-from cblue_core.runs import import_run, model_run
+from cblue_core.runs.record import import_run, model_run
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP
 

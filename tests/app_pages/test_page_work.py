@@ -11,7 +11,7 @@ import app_pages.datasets.browse as datasets_page
 import app_pages.runs as runs_page
 from app_pages.common import shared_workspace
 from app_pages.errors_tabs import derived
-from cblue_core.runs import export_run, import_run
+from cblue_core.runs.record import export_run, import_run
 from cblue_core.store.datasets import DatasetStore
 from cblue_core.store.runs import RunStore
 from cblue_core.store.workspace import connect

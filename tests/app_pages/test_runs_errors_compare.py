@@ -6,8 +6,8 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblue_core.ingest import bootstrap_sample_data
-from cblue_core.runs import import_run
+from cblue_core.runs.record import import_run
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP, html_of, matrix_click, taxonomy_click
 from tests.conftest import SAMPLE_DATA
@@ -154,10 +154,10 @@ def test_corrected_gold_shows_errors_that_disappear(tmp_path, monkeypatch):
 def test_compare_reads_the_kept_evaluations(open_page, runs_db, monkeypatch):
     """A first Compare re-scored both runs (1.7 s of 1.9 s for two real-size CMeEE runs): it now
     reads the evaluations the workspace keeps for them, as the Errors page does."""
-    import cblue_core.runs
+    import cblue_core.runs.record
     from app_pages.common import run_evaluation_cached
     from app_pages.compare import _comparison
-    from cblue_core.derived import run_evaluation_kept
+    from cblue_core.runs.derived import run_evaluation_kept
     from tests.app_pages.conftest import count_calls
 
     ws = connect(runs_db["db"])
@@ -166,7 +166,7 @@ def test_compare_reads_the_kept_evaluations(open_page, runs_db, monkeypatch):
     ws.close()
     _comparison.clear()                 # nothing from the tests before: this open is a first one
     run_evaluation_cached.clear()
-    scoring = count_calls(monkeypatch, cblue_core.runs, "evaluate")
+    scoring = count_calls(monkeypatch, cblue_core.runs.record, "evaluate")
     at = open_page("pages/compare.py", {"a": str(runs_db["a"]), "b": str(runs_db["b"])})
     assert not at.exception, at.exception
     assert at.dataframe[0].value.iloc[0]["slice"] == "all examples"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cblue_core.ingest import ingest_file
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP
 from tests.conftest import SAMPLE_DATA

@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from app_pages import uploads
 from app_pages.common import page_failure
-from cblue_core.ingest import bootstrap_sample_data
-from cblue_core.runs import import_run
+from cblue_core.runs.record import import_run
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.app_pages.conftest import APP
 

@@ -82,8 +82,8 @@ def app_url(tmp_path_factory):
 def _prepare_workspace(db: Path) -> None:
     """Sample data plus imported runs, CMeEE (run 1) and CMeIE (run 2, many predicates), written
     before the server opens the file."""
-    from cblue_core.ingest import bootstrap_sample_data
-    from cblue_core.runs import import_run
+    from cblue_core.runs.record import import_run
+    from cblue_core.store.ingest import bootstrap_sample_data
     from cblue_core.store.workspace import connect
 
     ws = connect(db)

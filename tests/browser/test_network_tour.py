@@ -84,7 +84,7 @@ def _serve(db: Path, models: Path, log_path: Path) -> Iterator[str]:
 def tour_url(tmp_path_factory):
     """The conftest workspace (sample data, run 1) plus a second run on the same split, so the
     Compare page draws its full view; a tiny model for the Live page."""
-    from cblue_core.runs import import_run
+    from cblue_core.runs.record import import_run
     from cblue_core.store.workspace import connect
 
     db = tmp_path_factory.mktemp("tour") / "workspace.duckdb"
@@ -103,8 +103,8 @@ def tour_url(tmp_path_factory):
 def hostile_url(tmp_path_factory):
     """A separate workspace whose run 1 and one saved slice carry Markdown/HTML image names; run 2
     is the sample model on the same split, so Compare has a pair."""
-    from cblue_core.ingest import bootstrap_sample_data
-    from cblue_core.runs import import_run
+    from cblue_core.runs.record import import_run
+    from cblue_core.store.ingest import bootstrap_sample_data
     from cblue_core.store.workspace import connect
 
     db = tmp_path_factory.mktemp("hostile") / "workspace.duckdb"

@@ -10,7 +10,7 @@ import secrets
 import pytest
 from playwright.sync_api import expect
 
-from cblue_core.ingest import bootstrap_sample_data
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.browser.conftest import _free_port
 from tests.browser.identity_servers import oidc_provider, streamlit

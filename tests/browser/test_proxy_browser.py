@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from cblue_core.auth.roles import Role
-from cblue_core.ingest import bootstrap_sample_data
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.browser.identity_servers import nginx, nginx_binary, streamlit
 from tests.browser.test_deep_link import wait_rendered

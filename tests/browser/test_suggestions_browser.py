@@ -31,8 +31,8 @@ def _new_spans(ex) -> list[Span]:
 def suggest_app(tmp_path_factory):
     """The sample workspace with a CMeEE dev run (run 1) whose model suggests three scored spans
     beyond the gold on examples PARTLY and ALL."""
-    from cblue_core.ingest import bootstrap_sample_data
-    from cblue_core.runs import record_run
+    from cblue_core.runs.record import record_run
+    from cblue_core.store.ingest import bootstrap_sample_data
     from cblue_core.store.workspace import connect
 
     db = tmp_path_factory.mktemp("suggest") / "workspace.duckdb"

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from cblue_core.ingest import prepare_file
 from cblue_core.io.errors import FileRefused
 from cblue_core.io.jsonfile import read_raw
 from cblue_core.io.limits import MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_XLSX_MEMBER_BYTES
@@ -26,6 +25,7 @@ from cblue_core.io.predictions import match_predictions
 from cblue_core.io.resources import read_icd10, read_schemas
 from cblue_core.io.validate import load, validate
 from cblue_core.io.xlsx import MAX_ZIP_ENTRIES, read_first_sheet
+from cblue_core.store.ingest import prepare_file
 from cblue_core.tasks import TASKS, get_task, infer_tasks
 from tests.conftest import ROOT, SAMPLE_DATA
 

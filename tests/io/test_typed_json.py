@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from cblue_core.analysis.buckets import BucketScore
-from cblue_core.evaluation import Evaluation
 from cblue_core.io.typed_json import TypedJsonError, dumps, loads
 from cblue_core.metrics.types import ExampleStats
+from cblue_core.runs.evaluation import Evaluation
 
 
 @dataclass(frozen=True)

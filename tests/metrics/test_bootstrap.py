@@ -138,7 +138,7 @@ def test_blocks_do_not_change_the_result(monkeypatch):
 
 def test_the_number_of_resamples_is_bounded():
     import cblue_core.metrics.bootstrap as bs
-    from cblue_core.evaluation import evaluate as evaluate_task
+    from cblue_core.runs.evaluation import evaluate as evaluate_task
     from cblue_core.tasks import get_task
 
     stats = _counts(50)

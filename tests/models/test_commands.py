@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from cblue_core.ingest import ingest_file
+from cblue_core.cli.models import build_parser_hooks, cmd_models, cmd_predict, cmd_run, main
 from cblue_core.io.validate import validate
 from cblue_core.models import registry
-from cblue_core.models.commands import build_parser_hooks, cmd_models, cmd_predict, cmd_run, main
-from cblue_core.runs import export_run
+from cblue_core.runs.record import export_run
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.workspace import connect
 
 from .conftest import SAMPLE, fake_card_folder, fake_hf_folder
@@ -152,7 +152,7 @@ def test_parser_hooks(user_models, tmp_path, capsys):
     assert len(recs) == 5 and all(r["label"] for r in recs)
     args = parser.parse_args(["predict", "--model", "tiny-lm", "--input", "in.json", "--out", "o",
                               "--max-new-tokens", "3", "--do-sample", "--seed", "5"])
-    from cblue_core.models.commands import _generation_args
+    from cblue_core.cli.models import _generation_args
     assert _generation_args(args) == {"max_new_tokens": 3, "seed": 5, "do_sample": True}
     assert main(["models", "--dir", str(tmp_path / "none")]) == 0
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from cblue_core.evaluation import evaluate
 from cblue_core.models.builtin import MODEL_DIRS, load, scored_dev_data
 from cblue_core.models.builtin import common as C
 from cblue_core.models.registry import BUILTIN_DIR
+from cblue_core.runs.evaluation import evaluate
 from cblue_core.tasks import get_task
 
 

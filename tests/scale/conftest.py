@@ -19,7 +19,7 @@ DEV = SAMPLE / "CMeEE" / "CMeEE_dev.json"
 @pytest.fixture
 def workspace(tmp_path):
     """A workspace file holding the CMeEE dev sample (dataset 1)."""
-    from cblue_core.ingest import ingest_file
+    from cblue_core.store.ingest import ingest_file
     from cblue_core.store.workspace import connect
 
     db = tmp_path / "ws.duckdb"

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from cblue_core.cli import main
-from cblue_core.models.commands import cmd_predict
-from cblue_core.scale.commands import cmd_import_run
+from cblue_core.cli.models import cmd_predict
+from cblue_core.cli.scale import cmd_import_run
 from cblue_core.scale.imports import iter_folder_records
 from cblue_core.store.workspace import connect
 
@@ -91,4 +91,4 @@ def test_wired_into_the_command_line():
 
     args = build_parser().parse_args(["import-run", "--dataset", "3", "--pred", "x", "--json", "--allow-missing"])
     assert (args.dataset, args.pred, args.json, args.allow_missing) == (3, "x", True, True)
-    assert args.func.__module__ == "cblue_core.scale.commands"
+    assert args.func.__module__ == "cblue_core.cli.scale"

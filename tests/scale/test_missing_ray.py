@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from cblue_core.models.commands import cmd_predict, cmd_run
+from cblue_core.cli.models import cmd_predict, cmd_run
 from cblue_core.scale.ray_engine import RAY_MISSING, RayUnavailable, require_ray
 
 from .conftest import SAMPLE

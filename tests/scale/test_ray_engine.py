@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from cblue_core.ingest import ingest_file
-from cblue_core.models.commands import cmd_predict
+from cblue_core.cli.models import cmd_predict
 from cblue_core.scale import jobs
 from cblue_core.scale.jobs import predict_folder
 from cblue_core.scale.procs import descendants
 from cblue_core.scale.ray_engine import WorkerSpec
 from cblue_core.scale.shards import MANIFEST, ShardError
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.workspace import connect
 
 from .conftest import ROOT, SAMPLE, qic_queries, write_jsonl, write_parquet
@@ -114,7 +114,7 @@ def test_span_model_file_ray_equals_local(ray_address, tmp_path, monkeypatch):
 
 def test_classifier_run_ray_equals_local(ray_address, tmp_path, monkeypatch, capsys):
     """KUAKE-QIC (built-in classifier): ``run --engine ray`` stores what a local run stores."""
-    from cblue_core.models.commands import cmd_run
+    from cblue_core.cli.models import cmd_run
 
     seen = spy(monkeypatch, jobs, "ray_model_run")
     db = tmp_path / "ws.duckdb"

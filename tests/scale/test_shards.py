@@ -7,7 +7,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from cblue_core.models.commands import cmd_predict
+from cblue_core.cli.models import cmd_predict
 from cblue_core.scale.jobs import predict_folder
 from cblue_core.scale.ray_engine import WorkerSpec
 from cblue_core.scale.shards import (

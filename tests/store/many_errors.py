@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cblue_core.ingest import ingest_file
 from cblue_core.models.base import model_input
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.runs import error_table
 from cblue_core.store.training_sets import TrainingSet
 from cblue_core.store.workspace import connect

@@ -16,10 +16,10 @@ import pytest
 import cblue_core.store as store_package
 from cblue_core.auth.roles import SYSTEM, PermissionDenied, Role, required
 from cblue_core.auth.user import User
-from cblue_core.ingest import ingest_file
 from cblue_core.store.access import Access, declaration, writes, writes_for_system
 from cblue_core.store.audit import REFUSED, AuditFilter
 from cblue_core.store.database import Database
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.workspace import connect
 
 WRITING_SQL = re.compile(r"\b(INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|COPY|ATTACH|TRUNCATE)\b")

@@ -7,8 +7,8 @@ import hashlib
 import duckdb
 import pytest
 
-from cblue_core.ingest import ingest_file
 from cblue_core.store.errors import WorkspaceError
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.workspace import connect
 
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from cblue_core.ingest import bootstrap_sample_data
-from cblue_core.runs import import_run
+from cblue_core.runs.record import import_run
 from cblue_core.store.confusion import NONE
+from cblue_core.store.ingest import bootstrap_sample_data
 from cblue_core.store.workspace import connect
 from tests.conftest import SAMPLE_DATA
 

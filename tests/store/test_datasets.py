@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from cblue_core.ingest import ingest_file
 from cblue_core.io.validate import load
 from cblue_core.store.errors import WorkspaceError
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.workspace import connect
 from tests.store.conftest import RECORDS
 

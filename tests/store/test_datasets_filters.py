@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from cblue_core.ingest import ingest_file
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.sandbox import PredicateTimeout
 from cblue_core.store.slices import SliceError
 from cblue_core.store.workspace import connect

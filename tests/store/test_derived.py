@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cblue_core.ingest import ingest_file
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.workspace import connect
 
 

@@ -36,7 +36,7 @@ def test_workspace_connection_cannot_reach_out(ws, tmp_path, sql):
 
 
 def test_arrow_inserts_still_work(ws, cmeee_file):
-    from cblue_core.ingest import ingest_file
+    from cblue_core.store.ingest import ingest_file
 
     ingest_file(ws, cmeee_file)
     assert ws.datasets.all()[0].records == 3

@@ -8,8 +8,8 @@ import pytest
 from cblue_core.annotation import Annotation, EditConflict
 from cblue_core.auth.roles import Role
 from cblue_core.auth.user import User
-from cblue_core.ingest import ingest_file
 from cblue_core.store.audit import AuditFilter
+from cblue_core.store.ingest import ingest_file
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from cblue_core.ingest import ingest_file
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.runs import error_table
 from cblue_core.store.workspace import connect
 

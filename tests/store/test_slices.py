@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cblue_core.ingest import ingest_file
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.slices import SliceError
 from cblue_core.store.workspace import connect
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cblue_core.ingest import ingest_file
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.sql_hints import hint_for
 from cblue_core.store.workspace import connect
 from tests.conftest import SAMPLE_DATA

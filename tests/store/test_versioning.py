@@ -6,8 +6,8 @@ import duckdb
 import pytest
 
 from cblue_core.auth.roles import Role
-from cblue_core.ingest import ingest_file
 from cblue_core.store.errors import WorkspaceError
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.responses import CachedResponse, cache_key
 from cblue_core.store.schema import SCHEMA_VERSION
 from cblue_core.store.training_sets import TRAINING_SET_TABLES

@@ -7,10 +7,10 @@ import sys
 import duckdb
 import pytest
 
-from cblue_core.ingest import ingest_file, ingest_paths
 from cblue_core.io.validate import load
 from cblue_core.store import workspace as wsmod
 from cblue_core.store.datasets import prepare
+from cblue_core.store.ingest import ingest_file, ingest_paths
 from cblue_core.store.workspace import WorkspaceLocked, connect
 from tests.store.conftest import RECORDS
 

@@ -38,9 +38,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...evaluation import evaluate
 from ...io.resources import read_icd10, resource_kind
 from ...records import Example
+from ...runs.evaluation import evaluate
 from ...tasks import TaskSpec, get_task
 from ..base import ModelCard, Predictor
 from ..registry import find_encoder, weights_sha1
@@ -521,7 +521,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         base = baselines(task, gen, dev_ex)
     gold_total = int(gold_counts.sum())
     card.training = {
-        "data": {"train": _rel(train_path), "dev": _rel(dev_path),
+        "data": {"train": C.data_source(train_path), "dev": C.data_source(dev_path),
                  "icd10": icd_path.name if icd_path else None, "icd_terms": len(icd_terms),
                  "train_examples": len(train_ex), "dev_examples": len(dev_ex),
                  "candidate_rows": len(y),
@@ -539,7 +539,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "tried": tried or [],
         "threads": threads,
     }
-    C.record_training_data(out_dir, card, train_ex, sources=[str(_rel(train_path))])
+    C.record_training_data(out_dir, card, train_ex, sources=[str(C.data_source(train_path))])
     card.dev_metrics = dev_summary
     card.baselines = base
     card.extra = {"terms": len(gen.terms), "memory_texts": len(gen.memory_texts)}
@@ -592,9 +592,6 @@ def trim_per_label(summary: dict, keep: int = 30) -> dict:
             f"per_label trimmed to the {keep} most frequent gold terms (of {len(per)})"]
     return summary
 
-
-def _rel(path: Path | None) -> str | None:
-    return "/".join(path.parts[-2:]) if path is not None else None
 
 
 def readme_text(card: ModelCard) -> str:

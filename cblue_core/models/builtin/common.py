@@ -489,3 +489,9 @@ class NetPredictor(Predictor):
         self.net.to(device)
         self.device = device
         return self
+
+
+def data_source(path: Path | None) -> str | None:
+    """A training or dev file as a card names it: its task folder and file name, never the
+    machine's path (``CMeEE/CMeEE_train.json``)."""
+    return "/".join(path.parts[-2:]) if path is not None else None

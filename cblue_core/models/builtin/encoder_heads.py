@@ -21,8 +21,8 @@ from typing import TypeVar
 import torch
 from torch import nn
 
-from ...evaluation import evaluate
 from ...records import Example
+from ...runs.evaluation import evaluate
 from ...tasks import Kind, TaskSpec, get_task
 from ..base import ModelCard
 from ..registry import weights_sha1

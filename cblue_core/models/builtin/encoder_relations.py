@@ -33,9 +33,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ...evaluation import evaluate
 from ...records import Example
 from ...render.mentions import find_all
+from ...runs.evaluation import evaluate
 from ...tasks import TaskSpec, get_task
 from ..base import ModelCard
 from . import cmeie as M

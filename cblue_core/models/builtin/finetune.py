@@ -35,8 +35,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from ...evaluation import evaluate
 from ...records import Example
+from ...runs.evaluation import evaluate
 from ...tasks import TaskSpec, get_task
 from ..base import ModelCard, folder_size
 from ..registry import BUILTIN_DIR, ENCODER_KIND, ENCODER_REF, ENCODER_SHA1, find_encoder, weights_sha1
@@ -455,7 +455,7 @@ def write_card(run: Run, net: EncoderNet, dev_summary: dict, baselines: dict) ->
         raise ValueError("write_card before training")
     card = ModelCard(name=run.out_dir.name, task=run.task.name, kind=cfg.kind, labels=list(cfg.labels),
                      description=run.description)
-    data = {"train": _rel(run.train_path), "dev": _rel(run.dev_path), "train_examples": len(run.fit),
+    data = {"train": C.data_source(run.train_path), "dev": C.data_source(run.dev_path), "train_examples": len(run.fit),
             "selection_examples": len(run.select), "dev_examples": len(run.dev)}
     split = (f"train file minus a fixed slice of {len(run.select)} of its examples for training; "
              "that slice (never dev) chooses the epoch; the official dev file for the reported score")
@@ -492,9 +492,6 @@ def write_card(run: Run, net: EncoderNet, dev_summary: dict, baselines: dict) ->
     C.record_training_data(run.out_dir, card, run.train, sources=[str(data["train"])])
     return C.finish_card(run.out_dir, card, readme_text(card))
 
-
-def _rel(path: Path | None) -> str | None:
-    return "/".join(path.parts[-2:]) if path is not None else None
 
 
 def readme_text(card: ModelCard) -> str:

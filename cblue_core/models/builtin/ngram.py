@@ -26,8 +26,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...evaluation import evaluate
 from ...records import Example
+from ...runs.evaluation import evaluate
 from ...tasks import Kind, TaskSpec, get_task
 from ..base import ModelCard
 from . import common as C
@@ -311,7 +311,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         dev_summary = evaluate(task, dev_ex, pred).summary()
         baselines = majority_baseline(task, train_ex, dev_ex)
     card.training = {
-        "data": {"train": _rel(train_path), "dev": _rel(dev_path),
+        "data": {"train": C.data_source(train_path), "dev": C.data_source(dev_path),
                  "train_examples": len(x), "dev_examples": len(dev_ex)},
         "split": "official train file for training; official dev file for the reported score",
         "command": C.command_line(task.name, data_dir, out_dir, seed, threads),
@@ -324,7 +324,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "tried": tried or [],
         "threads": threads,
     }
-    C.record_training_data(out_dir, card, train_ex, sources=[str(_rel(train_path))])
+    C.record_training_data(out_dir, card, train_ex, sources=[str(C.data_source(train_path))])
     card.dev_metrics = dev_summary
     card.baselines = baselines
     card.extra = {"vocab_size": cfg.vocab_size, "weights_dtype": "float16 embedding, float32 MLP"}
@@ -332,12 +332,6 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         C.Checkpoint(out_dir).clear()
     return C.finish_card(out_dir, card, readme_text(card))
 
-
-def _rel(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    parts = path.parts
-    return "/".join(parts[-2:])
 
 
 def _description(task: TaskSpec, cfg: NgramConfig) -> str:

@@ -17,7 +17,7 @@ from typing import cast
 import torch
 from torch import nn
 
-from ...evaluation import evaluate
+from ...runs.evaluation import evaluate
 from ...tasks import Kind, get_task
 from ..base import ModelCard
 from . import common as C
@@ -101,7 +101,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         baselines = ngram.majority_baseline(task, train_ex, dev_ex)
     stopped = any(s["stopped_early"] for s in states)
     card.training = {
-        "data": {"train": ngram._rel(train_path), "dev": ngram._rel(dev_path),
+        "data": {"train": C.data_source(train_path), "dev": C.data_source(dev_path),
                  "train_examples": len(x), "dev_examples": len(dev_ex)},
         "split": ("official train file for training (every member, all of it); official dev file "
                   "for the reported score only"),
@@ -117,7 +117,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "tried": tried or [],
         "threads": threads,
     }
-    C.record_training_data(out_dir, card, train_ex, sources=[str(ngram._rel(train_path))])
+    C.record_training_data(out_dir, card, train_ex, sources=[str(C.data_source(train_path))])
     card.dev_metrics = dev_summary
     card.baselines = baselines
     card.extra = {"vocab_size": cfg.vocab_size, "members": members,

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
-from ...evaluation import evaluate
 from ...records import Example
+from ...runs.evaluation import evaluate
 from ...tasks import Kind, TaskSpec, get_task
 from ..base import ModelCard, Predictor
 from . import common as C
@@ -166,7 +166,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         dev_summary = evaluate(task, dev_ex, pred).summary()
         baselines = ngram.majority_baseline(task, train_ex, dev_ex)
     card.training = {
-        "data": {"train": ngram._rel(train_path), "dev": ngram._rel(dev_path),
+        "data": {"train": C.data_source(train_path), "dev": C.data_source(dev_path),
                  "train_examples": len(x), "dev_examples": len(dev_ex)},
         "split": "official train file for training; official dev file for the reported score only",
         "command": C.command_line(task.name, data_dir, out_dir, seed, threads),
@@ -178,7 +178,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
                       "grouped_split), trees exported to safetensors"),
         "tried": tried or [], "threads": threads,
     }
-    C.record_training_data(out_dir, card, [e for e, _ in keep], sources=[str(ngram._rel(train_path))])
+    C.record_training_data(out_dir, card, [e for e, _ in keep], sources=[str(C.data_source(train_path))])
     card.dev_metrics, card.baselines = dev_summary, baselines
     card.extra = {"trees": sum(len(t) for t in forest.trees)}
     # The card's generic "epochs" field holds the boosting rounds; the README says what they are.

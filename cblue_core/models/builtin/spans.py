@@ -22,8 +22,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...evaluation import evaluate
 from ...records import Example, Span
+from ...runs.evaluation import evaluate
 from ...tasks import TaskSpec, get_task
 from ..base import ModelCard
 from . import common as C
@@ -548,7 +548,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         dev_summary = evaluate(task, dev_ex, pred).summary()
         baselines = dictionary_baseline(task, train_ex, dev_ex)
     card.training = {
-        "data": {"train": _rel(train_path), "dev": _rel(dev_path),
+        "data": {"train": C.data_source(train_path), "dev": C.data_source(dev_path),
                  "train_examples": len(train_ex), "train_pieces": len(items),
                  "dev_examples": len(dev_ex)},
         "split": "train file for training; official dev file for the reported score",
@@ -563,7 +563,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "tried": tried or [],
         "threads": threads,
     }
-    C.record_training_data(out_dir, card, train_ex, sources=[str(_rel(train_path))])
+    C.record_training_data(out_dir, card, train_ex, sources=[str(C.data_source(train_path))])
     card.dev_metrics = dev_summary
     card.baselines = baselines
     card.extra = {"chars": cfg.vocab_size, "bigrams": cfg.bigram_size,
@@ -572,9 +572,6 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         C.Checkpoint(out_dir).clear()
     return C.finish_card(out_dir, card, readme_text(card))
 
-
-def _rel(path: Path | None) -> str | None:
-    return "/".join(path.parts[-2:]) if path is not None else None
 
 
 def readme_text(card: ModelCard) -> str:

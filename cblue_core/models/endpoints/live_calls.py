@@ -15,7 +15,7 @@ import duckdb
 
 from ...auth.roles import PermissionDenied
 from ...auth.user import User
-from ...logs import log_exception
+from ...io.logs import log_exception
 from ...store.access import check
 from ...store.endpoint_calls import ASK
 from .config import EndpointConfig

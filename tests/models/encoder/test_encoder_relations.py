@@ -10,13 +10,13 @@ import pytest
 
 from cblue_core.annotation.model import Annotation
 from cblue_core.annotation.validation import validate_annotation
-from cblue_core.evaluation import evaluate
 from cblue_core.models.builtin import cmeie as M
 from cblue_core.models.builtin import common, train
 from cblue_core.models.builtin import encoder_heads as H
 from cblue_core.models.builtin import encoder_relations as R
 from cblue_core.models.builtin import finetune as F
 from cblue_core.records import Example, Triple
+from cblue_core.runs.evaluation import evaluate
 from cblue_core.tasks import get_task
 from tests.models.encoder.conftest import DATA
 

@@ -8,10 +8,10 @@ import pytest
 
 from cblue_core.auth.roles import PermissionDenied, Role
 from cblue_core.auth.user import User
-from cblue_core.endpoint_runs import endpoint_run
-from cblue_core.ingest import ingest_file
 from cblue_core.models.endpoints.config import EndpointConfig
 from cblue_core.models.endpoints.runner import run_prompts
+from cblue_core.runs.endpoint import endpoint_run
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.responses import cache_key
 from cblue_core.store.workspace import connect
 

@@ -17,11 +17,11 @@ import duckdb
 import pytest
 
 from cblue_core.cli import main
-from cblue_core.ingest import ingest_file
+from cblue_core.io.logs import log_path
 from cblue_core.io.validate import load
-from cblue_core.logs import log_path
 from cblue_core.models.endpoints.config import ENV_ENDPOINTS
-from cblue_core.runs import export_run, import_run
+from cblue_core.runs.record import export_run, import_run
+from cblue_core.store.ingest import ingest_file
 from cblue_core.store.workspace import connect
 
 from .conftest import endpoint, write_endpoints
@@ -93,7 +93,7 @@ def test_a_second_run_sends_nothing_and_limit_sends_the_first_examples(tmp_path,
     ws = connect(db)
     assert [len(ws.runs.predictions(o["run_id"])) for o in (first, second)] == [5, 7]
     assert ws.runs.get(second["run_id"]).params["limit"] == 7
-    from cblue_core.runs import run_evaluation
+    from cblue_core.runs.record import run_evaluation
     assert run_evaluation(ws, second["run_id"]).summary()["metrics"] == second["metrics"]["metrics"]
     ws.close()
 

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from cblue_core.cli import main
-from cblue_core.logs import log_path
+from cblue_core.io.logs import log_path
 from cblue_core.models.endpoints.client import (
     LENGTH_CAP,
     EndpointFailure,

@@ -111,15 +111,15 @@ def split_data(data_dir: str | Path, task: TaskSpec):
     dev_ex, dev_path = C.load_split(data_dir, task, "dev")
     if train_ex:
         return train_ex, dev_ex, {
-            "train": _rel(train_path), "eval": _rel(dev_path),
+            "train": C.data_source(train_path), "eval": C.data_source(dev_path),
             "split": "official-style train file for training, dev file for the score"}
     if not dev_ex:
         raise FileNotFoundError(f"no {task.name} train or dev file under {data_dir}")
     tr_idx, ho_idx = C.seeded_split(len(dev_ex), SPLIT_SEED, TRAIN_FRACTION)
     return [dev_ex[i] for i in tr_idx], [dev_ex[i] for i in ho_idx], {
-        "train": f"{_rel(dev_path)} records numpy.random.RandomState({SPLIT_SEED}).permutation"
+        "train": f"{C.data_source(dev_path)} records numpy.random.RandomState({SPLIT_SEED}).permutation"
                  f"(n)[:round({TRAIN_FRACTION} n)] ({len(tr_idx)} records)",
-        "eval": f"{_rel(dev_path)} the other {len(ho_idx)} records (held out)",
+        "eval": f"{C.data_source(dev_path)} the other {len(ho_idx)} records (held out)",
         "split": f"no CMeIE train file exists: fixed {int(TRAIN_FRACTION * 100)}/"
                  f"{100 - int(TRAIN_FRACTION * 100)} split of the dev file by a seeded shuffle "
                  f"(seed {SPLIT_SEED}, independent of the training seed); the reported score is on the "
@@ -141,7 +141,3 @@ def aux_items(data_dir: str | Path, max_chars: int, limit: int | None = None):
         sp = [(s.start, s.end, lab[s.type]) for s in e.spans if s.type in lab and 0 <= s.start < s.end]
         items.extend(p for p in chunk(e.text, sp, max_chars) if p[0])
     return items, labels, path
-
-
-def _rel(path: Path | None) -> str | None:
-    return "/".join(path.parts[-2:]) if path is not None else None

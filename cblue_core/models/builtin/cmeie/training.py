@@ -12,8 +12,8 @@ import torch
 from torch import nn
 
 from ....annotation.validation import combined_for
-from ....evaluation import evaluate
 from ....records import Example, Triple
+from ....runs.evaluation import evaluate
 from ....tasks import TaskSpec, get_task
 from ...base import ModelCard
 from ...provenance import fingerprint
@@ -33,7 +33,6 @@ from .card import HELD_OUT_NOTE, readme_text
 from .data import (
     SUBJ,
     PiecePairs,
-    _rel,
     aux_items,
     load_schemas,
     mention_spans,
@@ -264,7 +263,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
     if aux or init_from:      # the auxiliary head and the cmeee encoder both learnt CMeEE's labels
         ee_train, ee_path = C.load_split(data_dir, get_task("CMeEE"), "train")
         supervised += ee_train
-        sources.append(str(_rel(ee_path)))
+        sources.append(str(C.data_source(ee_path)))
     pseudo: TeacherLabels | None = None
     teacher_records: frozenset[str] = frozenset()
     if teacher:
@@ -345,7 +344,7 @@ def train(task_name: str, data_dir: str | Path, out_dir: str | Path, *, seed: in
         "data": {"train": split_info["train"], "eval": split_info["eval"],
                  "train_examples": len(train_ex), "eval_examples": len(held_ex),
                  "train_pieces": len(items), "schemas": schema_path.name if schema_path else None,
-                 "auxiliary": (f"{_rel(aux_path)} ({len(aux)} pieces, {aux_per_epoch} sampled per epoch)"
+                 "auxiliary": (f"{C.data_source(aux_path)} ({len(aux)} pieces, {aux_per_epoch} sampled per epoch)"
                                if aux else None),
                  "teacher": pseudo.info if pseudo else None},
         "split": split_info["split"],
