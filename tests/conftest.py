@@ -57,3 +57,17 @@ def promptcblue_dir(shared_dir: Path) -> Path:
 @pytest.fixture(scope="session")
 def sample_data() -> Path:
     return SAMPLE_DATA
+
+
+# The fast loop (`python -m pytest -m "not slow"`) leaves out what starts a browser, a model server
+# or a Ray cluster, trains a model or scores a shipped one on a full dev set; every unit, store and
+# page (AppTest) test stays in it. Tests that are slow for another reason carry the mark themselves.
+SLOW_FIXTURES = frozenset({"served"})      # a real `transformers serve` (tests/models/endpoints)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        in_pages = "app_pages" in Path(str(item.path)).parts
+        needs_server = not in_pages and SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("browser") or needs_server:
+            item.add_marker(pytest.mark.slow)

@@ -53,6 +53,8 @@ from tests.annotation.conftest import (
 from tests.annotation.ls_verify import label_studio_errors
 from tests.conftest import SAMPLE_DATA
 
+pytestmark = pytest.mark.slow   # see tests/conftest.py: not in the fast loop
+
 QQR_DEV = SAMPLE_DATA / "cblue/KUAKE-QQR/KUAKE-QQR_dev.json"
 CMEIE_V2_DEV = SAMPLE_DATA / "cblue2/CMeIE-V2/CMeIE-V2_dev.jsonl"
 

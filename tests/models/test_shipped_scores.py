@@ -10,6 +10,8 @@ from cblue_core.models.registry import BUILTIN_DIR
 from cblue_core.runs.evaluation import evaluate
 from cblue_core.tasks import get_task
 
+pytestmark = pytest.mark.slow   # see tests/conftest.py: not in the fast loop
+
 
 @pytest.mark.parametrize("task", sorted(MODEL_DIRS))
 def test_the_dev_score_on_the_card_is_what_the_weights_do(task, shared_dir):

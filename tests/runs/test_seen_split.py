@@ -90,6 +90,7 @@ def test_a_read_only_workspace_settles_nothing(qic, tmp_path):
     qic_ws.close()
 
 
+@pytest.mark.slow
 def test_unseen_part_of_a_cmeie_dev_run_is_the_cards_held_out_part(cblue_dir, tmp_path):
     """models/cmeie was trained on 80% of CMeIE dev; its card scores the other 717 records
     (held_out_indices). The unseen filter keeps exactly those, less the held-out records whose

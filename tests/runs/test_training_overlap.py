@@ -87,6 +87,7 @@ def run_json(model: Path, db: Path) -> dict:
 
 @pytest.mark.skipif(not (ROOT / "models" / "kuake-qic" / RECORDS_FILE).is_file(),
                     reason="the built-in KUAKE-QIC model is not in this checkout")
+@pytest.mark.slow
 def test_cli_run_json_reports_the_overlap(tmp_path, qic_workspace):
     model = tmp_path / "qic-copy"
     shutil.copytree(ROOT / "models" / "kuake-qic", model)

@@ -28,6 +28,8 @@ from cblue_core.store.workspace import connect
 
 from .conftest import ROOT, SAMPLE, qic_queries, write_jsonl, write_parquet
 
+pytestmark = pytest.mark.slow   # see tests/conftest.py: not in the fast loop
+
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -r requirements-ray.txt)")
 
 _RAY_PROC = ("ray::", "raylet", "gcs_server", "ray/_private", "ray/dashboard", "default_worker.py",

@@ -104,6 +104,7 @@ def test_pair_model_learns_saves_and_reloads_identically(tmp_path):
     assert [p.triples for p in pa] == [p.triples for p in pb]
 
 
+@pytest.mark.slow
 def test_learns_the_triples_of_its_training_records(tmp_path):
     train, _, _ = M.split_data(SAMPLE, get_task("CMeIE"))
     M.train("CMeIE", SAMPLE, tmp_path / "m", progress=False,
@@ -223,6 +224,7 @@ def test_logit_average_of_copies_is_the_network_itself():
 ENSEMBLE = {**M.TINY, "pair_dim": 8, "epochs": 2, "aux_per_epoch": 8}
 
 
+@pytest.mark.slow
 def test_a_seed_ensemble_trains_its_members_in_order_and_ships_them_in_one_folder(tmp_path):
     from safetensors.torch import load_file
 
@@ -249,6 +251,7 @@ def test_a_seed_ensemble_trains_its_members_in_order_and_ships_them_in_one_folde
         M.train("CMeIE", SAMPLE, tmp_path / "x", progress=False, overrides={**ENSEMBLE, "members": 0})
 
 
+@pytest.mark.slow
 def test_an_ensemble_cut_short_resumes_to_the_uninterrupted_one(tmp_path):
     from safetensors.torch import load_file
 

@@ -13,6 +13,8 @@ from cblue_core.models.provenance import fingerprint, read_training_records
 from cblue_core.records import Example, Triple
 from cblue_core.tasks import get_task
 
+pytestmark = pytest.mark.slow   # see tests/conftest.py: not in the fast loop
+
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "sample_data" / "cblue"
 TINY = {**M.TINY, "pair_dim": 8, "epochs": 2, "aux_per_epoch": 8}
