@@ -9,6 +9,7 @@ from typing import cast
 from ..io.errors import FileRefused
 from ..io.resources import READERS, resource_kind
 from ..io.validate import validate
+from ..store.datasets import DatasetInfo
 from ..store.workspace import connect, default_db_path
 from ..tasks import REGISTRY, get_task
 from .output import fail, json_cell, open_existing, print_json, terminal_cell, terminal_text
@@ -129,16 +130,9 @@ def cmd_query(args) -> int:
         return fail(args, 1, f"no workspace at {path}")
     ws = open_existing(str(path))
     try:
-        if args.dataset is not None:
-            info = ws.datasets.get(args.dataset)
-            what = f"dataset {args.dataset}"
-        elif args.task and args.split:
-            info = ws.datasets.find(get_task(args.task).name, args.split)
-            what = f"{args.task} {args.split} split"
-        else:
-            return fail(args, 2, "query needs --dataset ID, or --task and --split")
-        if info is None:
-            return fail(args, 1, f"no {what} in {path} (see `list`)")
+        info = chosen_split(ws, args, "query", path)
+        if isinstance(info, int):
+            return info
         page = ws.datasets.query(info.dataset_id, predicate=args.where or "", limit=args.limit,
                                  timeout=args.timeout)
     finally:
@@ -159,22 +153,29 @@ def cmd_query(args) -> int:
     return 0
 
 
+def chosen_split(ws, args, command: str, where) -> DatasetInfo | int:
+    """The stored split ``--dataset ID`` or ``--task``/``--split`` names, or the exit code after
+    saying why there is none (2: neither given; 1: not in the workspace)."""
+    if args.dataset is not None:
+        info, what = ws.datasets.get(args.dataset), f"dataset {args.dataset}"
+    elif args.task and args.split:
+        info, what = ws.datasets.find(get_task(args.task).name, args.split), f"{args.task} {args.split} split"
+    else:
+        return fail(args, 2, f"{command} needs --dataset ID, or --task and --split")
+    if info is None:
+        return fail(args, 1, f"no {what} in {where} (see `list`)")
+    return info
+
+
 def cmd_export(args) -> int:
     """A stored split at a gold version, in its official format or for an annotation tool."""
     from ..annotation.export import export_dataset
 
     ws = open_existing(args.db)
     try:
-        if args.dataset is not None:
-            info = ws.datasets.get(args.dataset)
-            what = f"dataset {args.dataset}"
-        elif args.task and args.split:
-            info = ws.datasets.find(get_task(args.task).name, args.split)
-            what = f"{args.task} {args.split} split"
-        else:
-            return fail(args, 2, "export needs --dataset ID, or --task and --split")
-        if info is None:
-            return fail(args, 1, f"no {what} in {ws.path} (see `list`)")
+        info = chosen_split(ws, args, "export", ws.path)
+        if isinstance(info, int):
+            return info
         version = None if args.version in (None, "current") else args.version
         try:
             paths = export_dataset(ws, info.dataset_id, args.out, args.format, version)
