@@ -11,8 +11,10 @@ import json
 import threading
 import time
 from collections import Counter, deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
+
+from .loopback import LoopbackServer
 
 FAULTS = ("429", "500", "drop", "cut", "badjson", "stall")
 
@@ -108,15 +110,12 @@ class FaultProxy:
                     with proxy.lock:
                         proxy.finished[prompt] += 1
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.loopback = LoopbackServer(Handler)
+        self.server = self.loopback.server
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return self.loopback.url
 
     def reset(self) -> None:
         with self.lock:
@@ -129,5 +128,4 @@ class FaultProxy:
 
     def close(self) -> None:
         self.closing.set()
-        self.server.shutdown()
-        self.server.server_close()
+        self.loopback.stop()

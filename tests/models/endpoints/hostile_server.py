@@ -22,8 +22,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .loopback import LoopbackServer
 
 BEHAVIOURS = ("ok", "echo401", "echo500", "echo_stream", "drip", "flood", "usage")
 
@@ -186,15 +188,12 @@ class HostileServer:
                         if server.open_streams == 0:
                             server.streams_ended.set()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.loopback = LoopbackServer(Handler)
+        self.server = self.loopback.server
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return self.loopback.url
 
     def then(self, *behaviours: str) -> HostileServer:
         """Queue behaviours for the next requests, in order."""
@@ -206,8 +205,7 @@ class HostileServer:
         return self
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.loopback.stop()
 
 
 def main() -> None:
