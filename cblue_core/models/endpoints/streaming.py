@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .client import EndpointFailure, describe, request_kwargs, sync_client
+from .client import EndpointFailure, describe, request_kwargs, sync_client, token_count
 from .config import EndpointConfig
 
 ENV_MAX_CHARS = "CBLUE_STUDIO_LIVE_MAX_CHARS"
@@ -34,8 +34,6 @@ POLL_S = 0.5
 # Pieces read ahead of the caller: the reader waits when the caller is slower (a flood cannot
 # fill the memory while the page draws).
 QUEUE_PIECES = 256
-# Counts from the endpoint outside this range are not counts (item 2 of issue 35).
-MAX_TOKEN_COUNT = 2**31 - 1
 
 # How a stream ended, when it did not end with the endpoint's finish reason.
 CHARS, SECONDS, STOPPED = "chars", "seconds", "stopped"
@@ -96,12 +94,6 @@ class StreamOutcome:
         if self.stopped == STOPPED:
             return f"stopped by the page after {self.seconds:.1f} s (the visitor left or asked again)"
         return f"finished ({self.finish_reason})" if self.finish_reason else "ended"
-
-
-def _count(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKEN_COUNT:
-        return None
-    return value
 
 
 class AnswerStream:
@@ -257,8 +249,8 @@ class AnswerStream:
             for chunk in stream:
                 usage = getattr(chunk, "usage", None)
                 if usage is not None and not self._put(("usage", (
-                        _count(getattr(usage, "prompt_tokens", None)),
-                        _count(getattr(usage, "completion_tokens", None))))):
+                        token_count(getattr(usage, "prompt_tokens", None)),
+                        token_count(getattr(usage, "completion_tokens", None))))):
                     return
                 for choice in getattr(chunk, "choices", None) or []:
                     if self.cfg.mode == "chat":
